@@ -1,0 +1,644 @@
+// rmsnorm: Y = gelu(X * rsqrt(mean(X^2) + eps) * gamma) over row tiles of a strided activation view.
+//
+// A persistent block walks tiles first, first + G, first + 2G, ... (G = gridDim.x). Every movement
+// mechanism feeds the same compute body (compute_tile), so timings compare movement alone.
+//
+// Set by tilepipe with -D:
+//   DTYPE 0 f32 | 1 f16 | 2 bf16      HIDDEN (elements per row, HIDDEN * size % 16 == 0)
+//   TILE_ROWS   CONSUMERS (threads that compute)   STAGES (slots)
+//   MECH (below)   COPY_BYTES (4 | 8 | 16)   CP_CG (1: cp.async.cg, 0: .ca)
+//   MCA_FORM (memcpy_async size/type form)   CONTROL (a deliberately broken protocol step, 0: none)
+//   STRESS (bit 1: sleep in the producer, bit 2: in the consumer)   TRACE_TILES (0: no timeline)
+
+#include "ptx.cuh"
+
+#define MECH_SYNC 0
+#define MECH_REGPREFETCH 1
+#define MECH_CPASYNC 2
+#define MECH_MCA_PIPELINE 3
+#define MECH_MCA_BARRIER 4
+#define MECH_BULK 5
+#define MECH_TMA 6
+
+// WS: one extra warp is the producer (warp specialisation), only for the mbarrier ring.
+#ifndef WS
+#define WS 0
+#endif
+#ifndef CONTROL
+#define CONTROL 0
+#endif
+#ifndef STRESS
+#define STRESS 0
+#endif
+#ifndef TRACE_TILES
+#define TRACE_TILES 0
+#endif
+#ifndef EPS
+#define EPS 1e-6f
+#endif
+
+#define CTL_SKIP_WAIT 1          // consumer reads a slot without waiting for its copy
+#define CTL_EARLY_RELEASE 2      // slot handed back before every reader finished
+#define CTL_OVERFILL 3           // producer refills the slot being read (one tile more in flight than slots)
+#define CTL_COMMIT_AFTER_WAIT 4  // cp.async: the wait runs before the group it should cover is committed
+#define CTL_WRONG_PARITY 5       // mbarrier: consumer waits on the other phase parity
+#define CTL_NO_EXPECT_TX 6       // mbarrier: producer arrives without announcing the transaction bytes
+
+#if DTYPE == 0
+typedef float elem_t;
+#elif DTYPE == 1
+#include <cuda_fp16.h>
+typedef __half elem_t;
+#else
+#include <cuda_bf16.h>
+typedef __nv_bfloat16 elem_t;
+#endif
+
+#define ESIZE ((int)sizeof(elem_t))
+#define VEC (16 / ESIZE)                                  // elements per 16-byte vector
+#define NVEC_ROW (HIDDEN / VEC)                           // 16-byte vectors per row
+#define NV ((NVEC_ROW + CONSUMERS - 1) / CONSUMERS)       // vectors per consumer thread per row
+#define NWARPS_C (CONSUMERS / 32)
+#define THREADS (CONSUMERS + (WS ? 32 : 0))
+#define ROW_BYTES (HIDDEN * ESIZE)
+#define SLOT_BYTES (((TILE_ROWS * ROW_BYTES) + 127) / 128 * 128)
+#define UNITS_ROW (ROW_BYTES / COPY_BYTES)                // copies of COPY_BYTES per row
+#define UNITS_PER_THREAD ((TILE_ROWS * UNITS_ROW + CONSUMERS - 1) / CONSUMERS)
+
+static_assert(HIDDEN % VEC == 0, "a row must be a whole number of 16-byte vectors");
+static_assert(CONSUMERS % 32 == 0, "consumers come in whole warps");
+static_assert(ROW_BYTES % COPY_BYTES == 0, "a row must be a whole number of copies");
+
+// Kernel parameters, passed by value as a __grid_constant__ so the tensor map lives in param space.
+// The host mirrors this layout (gpu::launch::KernelParams); both sides assert its size.
+struct __align__(64) Params {
+    u64 tensor_map[16];      // CUtensorMap (TMA only)
+    const elem_t* x;         // first element of the view (base + offset)
+    elem_t* y;               // dense [tokens x HIDDEN]
+    const elem_t* gamma;     // [HIDDEN]
+    u64* trace;              // timeline records (TRACE_TILES > 0)
+    u32* status;             // [0] set on a timed-out wait; [1..4] block, stage, parity, role
+    long long row_stride;    // elements between rows of x
+    u64 timeout_ns;          // bound on every mbarrier wait
+    int tokens;
+    int ntiles;
+    u32 seed;                // stress perturbation seed
+    u32 trace_blocks;        // blocks that record a timeline
+};
+static_assert(sizeof(Params) == 256, "host and device disagree on Params");
+
+extern __shared__ __align__(128) unsigned char dyn_smem[];
+
+__device__ __forceinline__ elem_t* slot_ptr(int s) { return reinterpret_cast<elem_t*>(dyn_smem + s * SLOT_BYTES); }
+
+__device__ __forceinline__ int tile_rows(const Params& p, int t) {
+    const int r = p.tokens - t * TILE_ROWS;
+    return r < TILE_ROWS ? r : TILE_ROWS;
+}
+
+__device__ __forceinline__ const elem_t* tile_src(const Params& p, int t) {
+    return p.x + (long long)t * TILE_ROWS * p.row_stride;
+}
+
+// Copy unit u of tile t: row u / UNITS_ROW, byte offset (u % UNITS_ROW) * COPY_BYTES.
+__device__ __forceinline__ const char* unit_src(const Params& p, int t, int u) {
+    return reinterpret_cast<const char*>(tile_src(p, t) + (long long)(u / UNITS_ROW) * p.row_stride) +
+           (u % UNITS_ROW) * COPY_BYTES;
+}
+
+// Slots hold rows densely, so copy unit u lands u * COPY_BYTES into its slot.
+__device__ __forceinline__ char* unit_dst(int s, int u) {
+    return reinterpret_cast<char*>(slot_ptr(s)) + u * COPY_BYTES;
+}
+
+// ---- 16-byte vectors <-> floats ----
+
+union Vec16 {
+    uint4 u;
+    u32 w[4];
+    float f[4];
+};
+
+__device__ __forceinline__ void unpack(uint4 raw, float (&f)[VEC]) {
+    Vec16 v;
+    v.u = raw;
+#if DTYPE == 0
+#pragma unroll
+    for (int i = 0; i < 4; ++i) f[i] = v.f[i];
+#else
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#if DTYPE == 1
+        const float2 t = __half22float2(*reinterpret_cast<const __half2*>(&v.w[i]));
+#else
+        const float2 t = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(&v.w[i]));
+#endif
+        f[2 * i] = t.x;
+        f[2 * i + 1] = t.y;
+    }
+#endif
+}
+
+__device__ __forceinline__ uint4 pack(const float (&f)[VEC]) {
+    Vec16 v;
+#if DTYPE == 0
+#pragma unroll
+    for (int i = 0; i < 4; ++i) v.f[i] = f[i];
+#else
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+#if DTYPE == 1
+        const __half2 h = __floats2half2_rn(f[2 * i], f[2 * i + 1]);
+#else
+        const __nv_bfloat162 h = __floats2bfloat162_rn(f[2 * i], f[2 * i + 1]);
+#endif
+        v.w[i] = *reinterpret_cast<const u32*>(&h);
+    }
+#endif
+    return v.u;
+}
+
+// ---- perturbation and timeline hooks (compiled out unless asked for) ----
+
+#define ROLE_PRODUCER 1
+#define ROLE_CONSUMER 2
+
+__device__ __forceinline__ u32 mix(u32 h) {
+    h ^= h >> 16;
+    h *= 0x7feb352dU;
+    h ^= h >> 15;
+    h *= 0x846ca68bU;
+    h ^= h >> 16;
+    return h;
+}
+
+// Random-length sleeps widen race windows; each warp draws its own so warps drift apart.
+__device__ __forceinline__ void perturb(const Params& p, int k, int role) {
+#if STRESS
+    if (STRESS & role) {
+        const u32 h = mix(p.seed ^ mix(blockIdx.x * 0x9E3779B9U + k) ^ ((threadIdx.x >> 5) * 0x85EBCA6BU) ^ role);
+        if ((h & 3U) == 0U) __nanosleep(64U + ((h >> 8) & 4095U));
+    }
+#endif
+}
+
+#define EV_ISSUE 0
+#define EV_READY 1
+#define EV_COMPUTE_BEGIN 2
+#define EV_COMPUTE_END 3
+#define EV_RELEASE 4
+#define EV_COUNT 5
+
+// Records %globaltimer for event ev of the k-th tile of a sampled block (one thread per role).
+__device__ __forceinline__ void trace(const Params& p, int k, int ev, bool recorder) {
+#if TRACE_TILES
+    if (recorder && blockIdx.x < p.trace_blocks && k < TRACE_TILES)
+        p.trace[((u64)blockIdx.x * TRACE_TILES + k) * EV_COUNT + ev] = global_timer_ns();
+#endif
+}
+
+// ---- the compute body: identical arithmetic for every mechanism ----
+
+__device__ __forceinline__ float gelu(float v) {
+    // tanh form: v * sigmoid(2u), u = sqrt(2/pi) * (v + 0.044715 v^3)
+    const float two_u = 1.5957691216057308f * fmaf(0.044715f * v, v * v, v);
+    return __fdividef(v, 1.0f + __expf(-two_u));
+}
+
+__device__ __forceinline__ void consumer_sync() { named_barrier_sync(1, CONSUMERS); }
+
+// gamma stays packed in registers (16 bytes per vector) and is unpacked where it is used.
+struct Gamma {
+    uint4 v[NV];
+};
+
+__device__ __forceinline__ void load_gamma(const Params& p, int ctid, Gamma& g) {
+#pragma unroll
+    for (int i = 0; i < NV; ++i) {
+        const int v = ctid + i * CONSUMERS;
+        g.v[i] = v < NVEC_ROW ? __ldg(reinterpret_cast<const uint4*>(p.gamma) + v) : make_uint4(0, 0, 0, 0);
+    }
+}
+
+// Two passes over the tile in slot: sum of squares per row, then normalise, scale, gelu, store.
+// Every consumer thread must call it (it holds a consumer-wide barrier).
+__device__ __forceinline__ void compute_tile(const Params& p, const elem_t* slot, int t, int k,
+                                             const Gamma& g, int ctid) {
+    __shared__ float red[2][TILE_ROWS][NWARPS_C];  // double-buffered by tile parity
+    const int rows = tile_rows(p, t);
+    const int warp = ctid >> 5, lane = ctid & 31;
+#pragma unroll
+    for (int r = 0; r < TILE_ROWS; ++r) {
+        float acc = 0.0f;
+        if (r < rows) {
+#pragma unroll
+            for (int i = 0; i < NV; ++i) {
+                const int v = ctid + i * CONSUMERS;
+                if (v < NVEC_ROW) {
+                    float f[VEC];
+                    unpack(reinterpret_cast<const uint4*>(slot + r * HIDDEN)[v], f);
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) acc = fmaf(f[j], f[j], acc);
+                }
+            }
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+        if (lane == 0) red[k & 1][r][warp] = acc;
+    }
+    consumer_sync();
+    perturb(p, k, ROLE_CONSUMER);
+#pragma unroll
+    for (int r = 0; r < TILE_ROWS; ++r) {
+        if (r < rows) {
+            float ss = 0.0f;
+#pragma unroll
+            for (int w = 0; w < NWARPS_C; ++w) ss += red[k & 1][r][w];  // fixed order: bit-exact everywhere
+            const float inv = rsqrtf(ss / (float)HIDDEN + EPS);
+            elem_t* out = p.y + (long long)(t * TILE_ROWS + r) * HIDDEN;
+#pragma unroll
+            for (int i = 0; i < NV; ++i) {
+                const int v = ctid + i * CONSUMERS;
+                if (v < NVEC_ROW) {
+                    float f[VEC], gf[VEC];
+                    unpack(reinterpret_cast<const uint4*>(slot + r * HIDDEN)[v], f);
+                    unpack(g.v[i], gf);
+#pragma unroll
+                    for (int j = 0; j < VEC; ++j) f[j] = gelu(f[j] * inv * gf[j]);
+                    reinterpret_cast<uint4*>(out)[v] = pack(f);
+                }
+            }
+        }
+    }
+}
+
+// ---- register staging: sync (S = 1) and regprefetch (S = 2) ----
+
+struct Staged {
+    uint4 v[UNITS_PER_THREAD];
+};
+
+__device__ __forceinline__ void stage_load(const Params& p, int t, int tid, Staged& st) {
+    if (t >= p.ntiles) return;
+    const int units = tile_rows(p, t) * UNITS_ROW;
+#pragma unroll
+    for (int i = 0; i < UNITS_PER_THREAD; ++i) {
+        const int u = tid + i * CONSUMERS;
+        if (u < units) st.v[i] = __ldg(reinterpret_cast<const uint4*>(unit_src(p, t, u)));
+    }
+}
+
+__device__ __forceinline__ void stage_store(const Params& p, int t, int s, int tid, const Staged& st) {
+    const int units = tile_rows(p, t) * UNITS_ROW;
+#pragma unroll
+    for (int i = 0; i < UNITS_PER_THREAD; ++i) {
+        const int u = tid + i * CONSUMERS;
+        if (u < units) *reinterpret_cast<uint4*>(unit_dst(s, u)) = st.v[i];
+    }
+}
+
+#if MECH == MECH_SYNC
+// ld.global -> st.shared, barrier, compute, barrier: nothing moves while the block computes.
+__device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
+    const int tid = threadIdx.x;
+    const bool rec = tid == 0;
+    for (int k = 0; k < n; ++k) {
+        const int t = first + k * G;
+        Staged st;
+        trace(p, k, EV_ISSUE, rec);
+        stage_load(p, t, tid, st);
+        stage_store(p, t, 0, tid, st);
+        __syncthreads();
+        trace(p, k, EV_READY, rec);
+        trace(p, k, EV_COMPUTE_BEGIN, rec);
+        compute_tile(p, slot_ptr(0), t, k, g, tid);
+        trace(p, k, EV_COMPUTE_END, rec);
+        __syncthreads();
+        trace(p, k, EV_RELEASE, rec);
+    }
+}
+#endif
+
+#if MECH == MECH_REGPREFETCH
+// Pre-Ampere double buffering: tile k+1 is loaded into registers while tile k is computed.
+__device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
+    const int tid = threadIdx.x;
+    const bool rec = tid == 0;
+    Staged st;
+    trace(p, 0, EV_ISSUE, rec);
+    stage_load(p, first, tid, st);
+    for (int k = 0; k < n; ++k) {
+        const int t = first + k * G;
+        stage_store(p, t, k & 1, tid, st);
+        __syncthreads();  // publishes tile k; everyone finished tile k-1, whose slot the next store reuses
+        trace(p, k, EV_READY, rec);
+        trace(p, k + 1, EV_ISSUE, rec);
+        stage_load(p, t + G, tid, st);
+        trace(p, k, EV_COMPUTE_BEGIN, rec);
+        compute_tile(p, slot_ptr(k & 1), t, k, g, tid);
+        trace(p, k, EV_COMPUTE_END, rec);
+        trace(p, k, EV_RELEASE, rec);
+    }
+}
+#endif
+
+#if MECH == MECH_CPASYNC
+__device__ __forceinline__ void cpasync_issue(const Params& p, int t, int s, int tid) {
+    if (t >= p.ntiles) return;  // draining: never copy past the last tile
+    const int units = tile_rows(p, t) * UNITS_ROW;
+#pragma unroll
+    for (int i = 0; i < UNITS_PER_THREAD; ++i) {
+        const int u = tid + i * CONSUMERS;
+        if (u < units) {
+#if COPY_BYTES == 16 && CP_CG
+            cp_async_cg16(unit_dst(s, u), unit_src(p, t, u));
+#else
+            cp_async_ca<COPY_BYTES>(unit_dst(s, u), unit_src(p, t, u));
+#endif
+        }
+    }
+}
+
+// Protocol per tile k: wait_group(STAGES-2) + bar.sync publishes tile k and proves every thread is
+// done with tile k-1; only then is tile k+STAGES-1 issued into k-1's slot.
+#if CONTROL == CTL_OVERFILL
+#define LEAD STAGES  // one tile more in flight than there are slots
+#else
+#define LEAD (STAGES - 1)
+#endif
+
+__device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
+    const int tid = threadIdx.x;
+    const bool rec = tid == 0;
+    for (int s = 0; s < LEAD; ++s) {
+        perturb(p, s, ROLE_PRODUCER);
+        trace(p, s, EV_ISSUE, rec);
+        cpasync_issue(p, first + s * G, s % STAGES, tid);
+#if CONTROL != CTL_COMMIT_AFTER_WAIT
+        cp_async_commit();
+#endif
+    }
+    for (int k = 0; k < n; ++k) {
+        const int t = first + k * G;
+#if CONTROL != CTL_SKIP_WAIT
+        cp_async_wait<LEAD - 1>();
+#endif
+#if CONTROL == CTL_COMMIT_AFTER_WAIT
+        cp_async_commit();
+#endif
+#if CONTROL == CTL_EARLY_RELEASE
+        perturb(p, k + LEAD, ROLE_PRODUCER);
+        trace(p, k + LEAD, EV_ISSUE, rec);
+        cpasync_issue(p, t + LEAD * G, (k + LEAD) % STAGES, tid);
+        cp_async_commit();
+        __syncthreads();
+#else
+        __syncthreads();
+        perturb(p, k + LEAD, ROLE_PRODUCER);
+        trace(p, k, EV_READY, rec);
+        trace(p, k + LEAD, EV_ISSUE, rec);
+        cpasync_issue(p, t + LEAD * G, (k + LEAD) % STAGES, tid);
+#if CONTROL != CTL_COMMIT_AFTER_WAIT
+        cp_async_commit();
+#endif
+#endif
+        trace(p, k, EV_COMPUTE_BEGIN, rec);
+        compute_tile(p, slot_ptr(k % STAGES), t, k, g, tid);
+        trace(p, k, EV_COMPUTE_END, rec);
+        trace(p, k, EV_RELEASE, rec);
+    }
+    cp_async_wait<0>();
+}
+#endif
+
+#if MECH == MECH_MCA_PIPELINE || MECH == MECH_MCA_BARRIER
+// libcu++'s shared state and barriers are initialised by make_pipeline / init, not by a constructor.
+#pragma nv_diag_suppress static_var_with_dynamic_init
+#include <cooperative_groups.h>
+#if MECH == MECH_MCA_PIPELINE
+#include <cuda/pipeline>
+#else
+#include <cuda/barrier>
+#endif
+
+// MCA_FORM 0: aligned_size_t<16> on elem_t*; 1: plain size_t on elem_t* (alignment of elem_t only);
+// 2: aligned_size_t<16> on a type that is not trivially copyable.
+struct NotTriviallyCopyable {
+    u32 w[4];
+    __device__ NotTriviallyCopyable& operator=(const NotTriviallyCopyable& o) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) w[i] = o.w[i];
+        return *this;
+    }
+};
+
+template <class Sync>
+__device__ __forceinline__ void mca_copy_tile(const Params& p, int t, int s, Sync& sync) {
+    const auto block = cooperative_groups::this_thread_block();
+    if (t >= p.ntiles) return;
+    const int rows = tile_rows(p, t);
+    for (int r = 0; r < rows; ++r) {
+        const elem_t* src = tile_src(p, t) + (long long)r * p.row_stride;
+        elem_t* dst = slot_ptr(s) + r * HIDDEN;
+#if MCA_FORM == 0
+        cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(ROW_BYTES), sync);
+#elif MCA_FORM == 1
+        cuda::memcpy_async(block, dst, src, (size_t)ROW_BYTES, sync);
+#else
+        cuda::memcpy_async(block, reinterpret_cast<NotTriviallyCopyable*>(dst),
+                           reinterpret_cast<const NotTriviallyCopyable*>(src), cuda::aligned_size_t<16>(ROW_BYTES),
+                           sync);
+#endif
+    }
+}
+#endif
+
+#if MECH == MECH_MCA_PIPELINE
+// cuda::pipeline (block scope): producer_acquire / producer_commit, consumer_wait / consumer_release.
+__device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
+    __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, STAGES> state;
+    auto pipe = cuda::make_pipeline(cooperative_groups::this_thread_block(), &state);
+    const int tid = threadIdx.x;
+    const bool rec = tid == 0;
+    for (int s = 0; s < STAGES - 1; ++s) {
+        trace(p, s, EV_ISSUE, rec);
+        pipe.producer_acquire();
+        mca_copy_tile(p, first + s * G, s, pipe);
+        pipe.producer_commit();
+    }
+    for (int k = 0; k < n; ++k) {
+        const int t = first + k * G;
+        perturb(p, k + STAGES - 1, ROLE_PRODUCER);
+        trace(p, k + STAGES - 1, EV_ISSUE, rec);
+        pipe.producer_acquire();
+        mca_copy_tile(p, t + (STAGES - 1) * G, (k + STAGES - 1) % STAGES, pipe);
+        pipe.producer_commit();
+        pipe.consumer_wait();
+        trace(p, k, EV_READY, rec);
+        trace(p, k, EV_COMPUTE_BEGIN, rec);
+        compute_tile(p, slot_ptr(k % STAGES), t, k, g, tid);
+        trace(p, k, EV_COMPUTE_END, rec);
+        pipe.consumer_release();
+        trace(p, k, EV_RELEASE, rec);
+    }
+}
+#endif
+
+#if MECH == MECH_MCA_BARRIER
+// cuda::barrier per slot: arrive_and_wait completes once every thread arrived and the copies landed;
+// bar.sync before each refill proves every reader of the slot is done.
+__device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
+    __shared__ cuda::barrier<cuda::thread_scope_block> bar[STAGES];
+    const int tid = threadIdx.x;
+    const bool rec = tid == 0;
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) init(&bar[s], THREADS);
+    }
+    __syncthreads();
+    for (int s = 0; s < STAGES - 1; ++s) {
+        trace(p, s, EV_ISSUE, rec);
+        mca_copy_tile(p, first + s * G, s, bar[s]);
+    }
+    for (int k = 0; k < n; ++k) {
+        const int t = first + k * G;
+        __syncthreads();
+        perturb(p, k + STAGES - 1, ROLE_PRODUCER);
+        trace(p, k + STAGES - 1, EV_ISSUE, rec);
+        mca_copy_tile(p, t + (STAGES - 1) * G, (k + STAGES - 1) % STAGES, bar[(k + STAGES - 1) % STAGES]);
+        bar[k % STAGES].arrive_and_wait();
+        trace(p, k, EV_READY, rec);
+        trace(p, k, EV_COMPUTE_BEGIN, rec);
+        compute_tile(p, slot_ptr(k % STAGES), t, k, g, tid);
+        trace(p, k, EV_COMPUTE_END, rec);
+        trace(p, k, EV_RELEASE, rec);
+    }
+}
+#endif
+
+#if MECH == MECH_BULK || MECH == MECH_TMA
+// mbarrier ring: full[s] completes when the copy's bytes land (expect_tx / complete_tx), empty[s]
+// when every consumer warp has finished reading slot s. Tile k uses slot k % STAGES in phase
+// k / STAGES of both barriers.
+
+__device__ __forceinline__ void report_timeout(const Params& p, int stage, u32 parity, int role) {
+    if (atomicCAS(&p.status[0], 0U, 1U) == 0U) {
+        p.status[1] = blockIdx.x;
+        p.status[2] = stage;
+        p.status[3] = parity;
+        p.status[4] = role;
+        __threadfence();
+    }
+}
+
+// Bounded wait: a lost completion becomes a reported timeout and the thread leaves.
+__device__ __forceinline__ bool wait_phase(const Params& p, u64* bar, u32 parity, int stage, int role) {
+    if (mbar_try_wait(bar, parity)) return true;
+    const u64 start = global_timer_ns();
+    while (!mbar_try_wait(bar, parity)) {
+        if (global_timer_ns() - start > p.timeout_ns) {
+            report_timeout(p, stage, parity, role);
+            return false;
+        }
+    }
+    return true;
+}
+
+// Issues tile k (tile index t) into slot k % STAGES; false if its slot never came back.
+__device__ __forceinline__ bool produce(const Params& p, u64* full, u64* empty, int t, int k) {
+    if (t >= p.ntiles) return true;
+    const int s = k % STAGES;
+    if (k >= STAGES && !wait_phase(p, &empty[s], ((k / STAGES) + 1) & 1, s, ROLE_PRODUCER)) return false;
+    perturb(p, k, ROLE_PRODUCER);
+#if CONTROL == CTL_NO_EXPECT_TX
+    mbar_arrive(&full[s]);
+#elif MECH == MECH_TMA
+    mbar_arrive_expect_tx(&full[s], TILE_ROWS * ROW_BYTES);  // the whole box: rows past the tensor arrive zero-filled
+#else
+    mbar_arrive_expect_tx(&full[s], tile_rows(p, t) * ROW_BYTES);
+#endif
+#if MECH == MECH_TMA
+    tma_load_3d(slot_ptr(s), p.tensor_map, 0, 0, t * TILE_ROWS, &full[s]);
+#else
+    for (int r = 0; r < tile_rows(p, t); ++r)
+        bulk_copy_g2s(slot_ptr(s) + r * HIDDEN, tile_src(p, t) + (long long)r * p.row_stride, ROW_BYTES, &full[s]);
+#endif
+    return true;
+}
+
+// Consumes tile k: wait full, compute, release; false if the wait timed out.
+__device__ __forceinline__ bool consume(const Params& p, u64* full, u64* empty, int t, int k,
+                                       const Gamma& g, int ctid, bool rec) {
+    const int s = k % STAGES;
+#if CONTROL == CTL_WRONG_PARITY
+    if (!wait_phase(p, &full[s], ((k / STAGES) + 1) & 1, s, ROLE_CONSUMER)) return false;
+#elif CONTROL != CTL_SKIP_WAIT
+    if (!wait_phase(p, &full[s], (k / STAGES) & 1, s, ROLE_CONSUMER)) return false;
+#endif
+    trace(p, k, EV_READY, rec);
+#if CONTROL == CTL_EARLY_RELEASE
+    __syncwarp();
+    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+#endif
+    trace(p, k, EV_COMPUTE_BEGIN, rec);
+    compute_tile(p, slot_ptr(s), t, k, g, ctid);
+    trace(p, k, EV_COMPUTE_END, rec);
+#if CONTROL != CTL_EARLY_RELEASE
+    __syncwarp();
+    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+#endif
+    trace(p, k, EV_RELEASE, rec);
+    return true;
+}
+
+__device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
+    __shared__ __align__(8) u64 full[STAGES];
+    __shared__ __align__(8) u64 empty[STAGES];
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+#if MECH == MECH_TMA
+        tma_prefetch_descriptor(p.tensor_map);
+#endif
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], NWARPS_C);
+        }
+        fence_mbar_init();
+    }
+    __syncthreads();
+#if WS
+    if (tid >= CONSUMERS) {  // producer warp: one elected lane runs ahead by up to STAGES tiles
+        if (tid == CONSUMERS) {
+            for (int k = 0; k < n; ++k) {
+                trace(p, k, EV_ISSUE, true);
+                if (!produce(p, full, empty, first + k * G, k)) return;
+            }
+        }
+        return;
+    }
+    for (int k = 0; k < n; ++k)
+        if (!consume(p, full, empty, first + k * G, k, g, tid, tid == 0)) return;
+#else
+    const bool rec = tid == 0;
+    for (int k = 0; k < STAGES - 1 && rec; ++k) {
+        trace(p, k, EV_ISSUE, rec);
+        produce(p, full, empty, first + k * G, k);
+    }
+    for (int k = 0; k < n; ++k) {
+        if (rec) {  // thread 0 refills the slot of tile k-1 once all warps released it
+            trace(p, k + STAGES - 1, EV_ISSUE, rec);
+            if (!produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1)) return;
+        }
+        if (!consume(p, full, empty, first + k * G, k, g, tid, rec)) return;
+    }
+#endif
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_rmsnorm(const __grid_constant__ Params p) {
+    const int first = blockIdx.x, G = gridDim.x;
+    if (first >= p.ntiles) return;  // a block that owns no tile leaves before any barrier
+    const int n = (p.ntiles - first + G - 1) / G;
+    Gamma g;
+    load_gamma(p, threadIdx.x < CONSUMERS ? threadIdx.x : 0, g);
+    run(p, first, G, n, g);
+}

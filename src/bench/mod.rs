@@ -1,0 +1,123 @@
+//! Device timing with CUDA events, host submission timing beside it, and the copy ceiling.
+
+pub mod stats;
+
+pub use stats::Summary;
+
+use crate::gpu::{DevBuf, KernelParams};
+use crate::harness::{HANG_LIMIT, Harness, Prepared};
+use crate::{Error, Result};
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct TimingOptions {
+    pub warmup: usize,
+    pub min_repeats: usize,
+    pub max_repeats: usize,
+    /// Stop once the relative standard deviation of device times falls under this.
+    pub target_rel_stdev: f64,
+    /// Stop adding repeats (past min_repeats) after this long.
+    pub budget: Duration,
+}
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions { warmup: 5, min_repeats: 20, max_repeats: 200, target_rel_stdev: 0.01, budget: Duration::from_secs(3) }
+    }
+}
+
+/// Device time per launch (CUDA events, ms) and, labelled apart, how long the host spent
+/// submitting each launch (us). The two are never mixed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timing {
+    pub device_ms: Vec<f64>,
+    pub device: Summary,
+    pub host_submit_us: Vec<f64>,
+    pub host_submit: Summary,
+    pub warmup: usize,
+    /// Buffer sets rotated through so that every sample reads from device memory.
+    pub buffer_sets: usize,
+}
+
+const BATCH: usize = 10;
+
+/// Times `p` on the given parameter sets in turn (one per rotated buffer set).
+pub fn time_kernel(h: &Harness, p: &Prepared, grid: u32, sets: &[KernelParams], opts: &TimingOptions) -> Result<Timing> {
+    assert!(!sets.is_empty());
+    for i in 0..opts.warmup {
+        h.launch(p, grid, &sets[i % sets.len()])?;
+    }
+    h.gpu.finish(&p.variant.name, HANG_LIMIT)?;
+    let events: Vec<_> = (0..=BATCH).map(|_| h.gpu.event(true)).collect::<Result<_>>()?;
+    let (mut device_ms, mut host_submit_us) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    let mut n = 0;
+    while n < opts.max_repeats {
+        h.gpu.record(&events[0])?;
+        for b in 0..BATCH {
+            let t = Instant::now();
+            h.launch(p, grid, &sets[(n + b) % sets.len()])?;
+            host_submit_us.push(t.elapsed().as_secs_f64() * 1e6);
+            h.gpu.record(&events[b + 1])?;
+        }
+        h.gpu.finish(&p.variant.name, HANG_LIMIT)?;
+        for b in 0..BATCH {
+            device_ms.push(h.gpu.elapsed_ms(&events[b], &events[b + 1])? as f64);
+        }
+        n += BATCH;
+        let s = Summary::of(&device_ms).ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
+        if n >= opts.min_repeats && (s.rel_stdev <= opts.target_rel_stdev || start.elapsed() > opts.budget) {
+            break;
+        }
+    }
+    Ok(Timing {
+        device: Summary::of(&device_ms).expect("finite samples"),
+        host_submit: Summary::of(&host_submit_us).expect("finite samples"),
+        device_ms,
+        host_submit_us,
+        warmup: opts.warmup,
+        buffer_sets: sets.len(),
+    })
+}
+
+/// The device-to-device copy ceiling measured in this run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ceiling {
+    pub bytes_copied: u64,
+    pub samples_ms: Vec<f64>,
+    pub time: Summary,
+    /// (bytes read + bytes written) / median time.
+    pub gbps: f64,
+}
+
+/// Times cuMemcpyDtoD of `bytes` of random data (counted twice: read and written) with events.
+pub fn copy_ceiling(h: &Harness, bytes: usize, repeats: usize) -> Result<Ceiling> {
+    let mut host = vec![0u8; bytes];
+    host.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| SmallRng::seed_from_u64(i as u64).fill_bytes(c));
+    let src: DevBuf = h.gpu.upload(&host, "the copy-ceiling source")?;
+    drop(host);
+    let mut dst: DevBuf = h.gpu.alloc(bytes, "the copy-ceiling destination")?;
+    for _ in 0..3 {
+        h.gpu.copy(&src, &mut dst, bytes)?;
+    }
+    let (a, b) = (h.gpu.event(true)?, h.gpu.event(true)?);
+    let mut samples_ms = Vec::with_capacity(repeats);
+    for _ in 0..repeats {
+        h.gpu.record(&a)?;
+        h.gpu.copy(&src, &mut dst, bytes)?;
+        h.gpu.record(&b)?;
+        h.gpu.finish("device-to-device copy", HANG_LIMIT)?;
+        samples_ms.push(h.gpu.elapsed_ms(&a, &b)? as f64);
+    }
+    let time = Summary::of(&samples_ms).ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
+    Ok(Ceiling { bytes_copied: bytes as u64, gbps: 2.0 * bytes as f64 / (time.median * 1e-3) / 1e9, samples_ms, time })
+}
+
+/// GB/s for `bytes` moved in `ms`.
+pub fn gbps(bytes: u64, ms: f64) -> f64 {
+    bytes as f64 / (ms * 1e-3) / 1e9
+}

@@ -1,0 +1,107 @@
+//! Validation shapes: the edges a pipeline schedule breaks on (tails, fewer tiles than stages, a
+//! single tile, strided and offset views, blocks that own no tile), at a given hidden size.
+
+use crate::dtype::DType;
+use crate::workload::View;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// How many blocks a validation launch uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind", content = "blocks")]
+pub enum Grid {
+    /// As many as can be resident, never more than there are tiles (what timing uses).
+    Persistent,
+    /// A fixed count: small to make every block walk many tiles, or above the tile count to
+    /// leave blocks with no tile at all.
+    Fixed(u32),
+    /// Tile count plus this many blocks that own nothing.
+    Idle(u32),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Case {
+    pub name: String,
+    pub view: View,
+    pub grid: Grid,
+}
+
+impl Case {
+    fn new(name: &str, view: View, grid: Grid) -> Case {
+        Case { name: name.to_string(), view, grid }
+    }
+}
+
+/// The shapes `run` validates at the user's hidden size before timing, the user's own view first.
+pub fn run_cases(view: View, dtype: DType, tile_rows: usize) -> Result<Vec<Case>> {
+    let h = view.hidden;
+    let pad = 64 / dtype.size(); // 64 bytes: keeps every copy width aligned
+    Ok(vec![
+        Case::new("as given", view, Grid::Persistent),
+        Case::new("tail tile, 8 blocks", View::new(tile_rows * 37 + 1, h, None, 0, None, dtype)?, Grid::Fixed(8)),
+        Case::new("fewer tiles than stages", View::new(tile_rows + 1, h, None, 0, None, dtype)?, Grid::Persistent),
+        Case::new("strided + offset view", View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?, Grid::Fixed(4)),
+    ])
+}
+
+/// The hidden sizes the GPU suite covers: 4096 (rows of whole 16-byte vectors per thread) and
+/// 1544 (a column tail: 1544 is not a multiple of 256 threads x 16 bytes).
+pub const SUITE_HIDDEN: [usize; 2] = [4096, 1544];
+
+/// The suite's shapes at one hidden size.
+pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Vec<Case>> {
+    let pad = 64 / dtype.size();
+    let v = |tokens: usize, stride: Option<usize>, offset: usize| View::new(tokens, hidden, stride, offset, None, dtype);
+    Ok(vec![
+        Case::new("tail tiles, 16 blocks walk ~30 tiles each", v(tile_rows * 480 + 1, None, 0)?, Grid::Fixed(16)),
+        Case::new("strided + offset view", v(tile_rows * 64 + 3, Some(hidden + pad), pad)?, Grid::Fixed(8)),
+        Case::new("single tile", v(1, None, 0)?, Grid::Persistent),
+        Case::new("fewer tiles than stages", v(tile_rows * 2, None, 0)?, Grid::Fixed(1)),
+        Case::new("blocks owning no tile", v(tile_rows * 5, None, 0)?, Grid::Idle(7)),
+        Case::new("persistent grid", v(tile_rows * 4000 + 1, Some(hidden + pad), 0)?, Grid::Persistent),
+    ])
+}
+
+/// Parses a user's --hidden list for the suite.
+pub fn parse_hidden(list: &str) -> Result<Vec<usize>> {
+    list.split(',')
+        .map(|s| {
+            s.trim().parse::<usize>().map_err(|_| {
+                Error::InvalidArgument(format!("--suite-hidden: '{s}' is not a number (allowed: e.g. 4096,1544)"))
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cases_cover_the_edges() {
+        for dt in DType::ALL {
+            for h in SUITE_HIDDEN {
+                let tr = crate::variant::BuildConfig::default_tile_rows(h, dt);
+                let cases = suite_cases(h, dt, tr).unwrap();
+                let tiles = |c: &Case| c.view.tokens.div_ceil(tr);
+                assert!(cases.iter().any(|c| c.view.tokens % tr != 0 || tr == 1), "a tail tile");
+                assert!(cases.iter().any(|c| tiles(c) == 1));
+                assert!(cases.iter().any(|c| tiles(c) < 3));
+                assert!(cases.iter().any(|c| c.view.is_strided() && c.view.offset > 0));
+                assert!(cases.iter().any(|c| matches!(c.grid, Grid::Idle(_))));
+                assert!(cases.iter().any(|c| matches!(c.grid, Grid::Fixed(g) if tiles(c) / g as usize >= 20)));
+            }
+        }
+        assert!(1544 % (256 * 8) != 0, "1544 leaves a column tail");
+    }
+
+    #[test]
+    fn run_cases_start_with_the_users_view() {
+        let v = View::new(1000, 4096, Some(4160), 64, None, DType::Bf16).unwrap();
+        let c = run_cases(v, DType::Bf16, 2).unwrap();
+        assert_eq!(c[0].view, v);
+        assert_eq!(c.len(), 4);
+        assert_eq!(parse_hidden("4096, 1544").unwrap(), vec![4096, 1544]);
+        assert!(parse_hidden("4k").unwrap_err().to_string().contains("'4k'"));
+    }
+}

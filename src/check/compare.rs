@@ -1,0 +1,312 @@
+//! Output comparison. Pure functions over host buffers, so every rule is tested without a GPU.
+
+use crate::dtype::DType;
+use crate::workload::HostData;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// How many wrong elements and tiles a verdict lists by coordinates.
+const SHOWN: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct WrongElement {
+    pub row: usize,
+    pub col: usize,
+    pub got: f64,
+    pub expected: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Verdict {
+    pub passed: bool,
+    /// What the output was compared with.
+    pub checked_against: String,
+    pub rel_l2: Option<f64>,
+    pub max_abs_err: Option<f64>,
+    pub nan: usize,
+    pub unwritten: usize,
+    pub beyond_tolerance: usize,
+    /// Elements whose bits differ from the sequential baseline on the same input.
+    pub differs_from_baseline: Option<usize>,
+    pub wrong_tiles: usize,
+    pub first_wrong_tiles: Vec<usize>,
+    pub first_wrong: Vec<WrongElement>,
+    pub failure: Option<String>,
+}
+
+#[derive(Default)]
+struct Acc {
+    diff2: f64,
+    ref2: f64,
+    max_abs: f64,
+    nan: usize,
+    unwritten: usize,
+    beyond: usize,
+    wrong_rows: Vec<usize>,
+    first: Vec<WrongElement>,
+}
+
+impl Acc {
+    fn merge(mut self, o: Acc) -> Acc {
+        self.diff2 += o.diff2;
+        self.ref2 += o.ref2;
+        self.max_abs = self.max_abs.max(o.max_abs);
+        self.nan += o.nan;
+        self.unwritten += o.unwritten;
+        self.beyond += o.beyond;
+        self.wrong_rows.extend(o.wrong_rows);
+        self.first.extend(o.first);
+        self.first.sort_by_key(|w| (w.row, w.col));
+        self.first.truncate(SHOWN);
+        self
+    }
+}
+
+/// Compares a dense [tokens x hidden] output with the f64 reference computed from `data`.
+pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdict {
+    let (view, dt) = (data.view, data.dtype);
+    let tol = dt.tolerance();
+    let h = view.hidden;
+    let acc = (0..view.tokens)
+        .into_par_iter()
+        .fold(
+            || (Acc::default(), vec![0.0f64; h]),
+            |(mut acc, mut reference), row| {
+                data.reference_row(row, &mut reference);
+                let mut row_wrong = false;
+                for (col, &expected) in reference.iter().enumerate() {
+                    let i = row * h + col;
+                    acc.ref2 += expected * expected;
+                    if dt.is_poison(out, i) {
+                        acc.unwritten += 1;
+                        row_wrong = true;
+                        push_first(&mut acc.first, WrongElement { row, col, got: f64::NAN, expected });
+                        continue;
+                    }
+                    let got = dt.get(out, i);
+                    if got.is_nan() {
+                        acc.nan += 1;
+                        row_wrong = true;
+                        push_first(&mut acc.first, WrongElement { row, col, got, expected });
+                        continue;
+                    }
+                    let err = (got - expected).abs();
+                    acc.diff2 += err * err;
+                    acc.max_abs = acc.max_abs.max(err);
+                    if err > tol.atol + tol.rtol * expected.abs() {
+                        acc.beyond += 1;
+                        row_wrong = true;
+                        push_first(&mut acc.first, WrongElement { row, col, got, expected });
+                    }
+                }
+                if row_wrong {
+                    acc.wrong_rows.push(row);
+                }
+                (acc, reference)
+            },
+        )
+        .map(|(acc, _)| acc)
+        .reduce(Acc::default, Acc::merge);
+    let rel_l2 = if acc.ref2 > 0.0 { (acc.diff2 / acc.ref2).sqrt() } else { f64::INFINITY };
+    let mut tiles: Vec<usize> = acc.wrong_rows.iter().map(|r| r / tile_rows).collect();
+    tiles.sort_unstable();
+    tiles.dedup();
+    let mut v = Verdict {
+        checked_against: "f64 reference".into(),
+        rel_l2: Some(rel_l2),
+        max_abs_err: Some(acc.max_abs),
+        nan: acc.nan,
+        unwritten: acc.unwritten,
+        beyond_tolerance: acc.beyond,
+        wrong_tiles: tiles.len(),
+        first_wrong_tiles: tiles.into_iter().take(SHOWN).collect(),
+        first_wrong: acc.first,
+        ..Verdict::default()
+    };
+    v.conclude(dt);
+    v
+}
+
+fn push_first(first: &mut Vec<WrongElement>, w: WrongElement) {
+    if first.len() < SHOWN {
+        first.push(w);
+    }
+}
+
+/// Number of elements whose bits differ between two outputs of the same shape.
+pub fn differing_elements(out: &[u8], baseline: &[u8], dtype: DType) -> usize {
+    let n = dtype.size();
+    out.par_chunks(n * 4096)
+        .zip(baseline.par_chunks(n * 4096))
+        .map(|(a, b)| a.chunks(n).zip(b.chunks(n)).filter(|(x, y)| x != y).count())
+        .sum()
+}
+
+/// Validates `out` given the baseline's output and verdict on the same input. A bit-identical
+/// output inherits the baseline's reference verdict; any other is checked against the reference
+/// in full and fails for differing from the baseline.
+pub fn against_baseline(
+    out: &[u8],
+    data: &HostData,
+    tile_rows: usize,
+    baseline: &[u8],
+    baseline_verdict: &Verdict,
+) -> Verdict {
+    let differ = differing_elements(out, baseline, data.dtype);
+    let mut v = if differ == 0 && baseline_verdict.passed {
+        Verdict { checked_against: "bit-identical to sync, which passed the f64 reference".into(), ..baseline_verdict.clone() }
+    } else {
+        against_reference(out, data, tile_rows)
+    };
+    v.differs_from_baseline = Some(differ);
+    v.conclude(data.dtype);
+    v
+}
+
+impl Verdict {
+    /// Sets `passed` and `failure` from the counts.
+    fn conclude(&mut self, dt: DType) {
+        let tol = dt.tolerance();
+        let mut why = Vec::new();
+        if self.unwritten > 0 {
+            why.push(format!("{} elements never written", self.unwritten));
+        }
+        if self.nan > 0 {
+            why.push(format!("{} NaN", self.nan));
+        }
+        if let Some(r) = self.rel_l2
+            && !(r <= tol.rel_l2)
+        {
+            why.push(format!("rel L2 error {r:.3e} > {:.0e}", tol.rel_l2));
+        }
+        if self.beyond_tolerance > 0 {
+            why.push(format!(
+                "{} elements beyond |err| <= {:.0e} + {:.0e}|ref| in {} tiles (first tiles {:?})",
+                self.beyond_tolerance, tol.atol, tol.rtol, self.wrong_tiles, self.first_wrong_tiles
+            ));
+        }
+        if let Some(d) = self.differs_from_baseline
+            && d > 0
+        {
+            why.push(format!("{d} elements differ from sync bit for bit"));
+        }
+        if let Some(w) = self.first_wrong.first() {
+            why.push(format!(
+                "first wrong: row {} col {} got {} expected {:.6}",
+                w.row, w.col, w.got, w.expected
+            ));
+        }
+        self.passed = self.unwritten == 0
+            && self.nan == 0
+            && self.rel_l2.is_some_and(|r| r <= tol.rel_l2)
+            && self.beyond_tolerance == 0
+            && self.differs_from_baseline.unwrap_or(0) == 0;
+        self.failure = if self.passed { None } else { Some(why.join("; ")) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::View;
+
+    fn reference_output(data: &HostData) -> Vec<u8> {
+        let v = data.view;
+        let mut out = Vec::new();
+        let mut row = vec![0.0; v.hidden];
+        for r in 0..v.tokens {
+            data.reference_row(r, &mut row);
+            for &x in &row {
+                data.dtype.push(x as f32, &mut out);
+            }
+        }
+        out
+    }
+
+    fn setup(dt: DType) -> (HostData, Vec<u8>) {
+        let view = View::new(37, 64, Some(72), 8, None, dt).unwrap();
+        let data = HostData::generate(view, dt, 11);
+        let out = reference_output(&data);
+        (data, out)
+    }
+
+    #[test]
+    fn rounded_reference_passes_every_precision() {
+        for dt in DType::ALL {
+            let (data, out) = setup(dt);
+            let v = against_reference(&out, &data, 4);
+            assert!(v.passed, "{dt}: {:?}", v.failure);
+            assert!(v.rel_l2.unwrap() < dt.tolerance().rel_l2);
+        }
+    }
+
+    #[test]
+    fn one_stale_tile_is_caught_and_located() {
+        for dt in DType::ALL {
+            let (data, mut out) = setup(dt);
+            // tile 5 (rows 20..24 with 4-row tiles) holds tile 4's values: a stale slot
+            let row_bytes = 64 * dt.size();
+            let (src, dst) = (16 * row_bytes, 20 * row_bytes);
+            out.copy_within(src..src + 4 * row_bytes, dst);
+            let v = against_reference(&out, &data, 4);
+            assert!(!v.passed, "{dt}: stale tile passed");
+            assert_eq!(v.first_wrong_tiles, vec![5], "{dt}");
+            assert_eq!(v.first_wrong[0].row, 20);
+            // the global norm alone may or may not notice; the per-element bound must
+            assert!(v.beyond_tolerance > 0);
+        }
+    }
+
+    #[test]
+    fn nan_and_unwritten_never_pass() {
+        let (data, mut out) = setup(DType::Bf16);
+        let mut nan = Vec::new();
+        DType::Bf16.push(f32::NAN, &mut nan);
+        out[10..12].copy_from_slice(&nan[..2]);
+        let v = against_reference(&out, &data, 4);
+        assert!(!v.passed);
+        assert_eq!(v.nan, 1);
+        let (data, mut out) = setup(DType::F32);
+        out[400..404].fill(DType::POISON_BYTE);
+        let v = against_reference(&out, &data, 4);
+        assert!(!v.passed);
+        assert_eq!(v.unwritten, 1);
+        assert_eq!(v.first_wrong[0].row, 1);
+        assert_eq!(v.first_wrong[0].col, 36);
+        assert!(v.failure.unwrap().contains("never written"));
+    }
+
+    #[test]
+    fn small_drift_in_one_element_is_caught_per_precision() {
+        for (dt, scale) in [(DType::F32, 1.001f32), (DType::F16, 1.02), (DType::Bf16, 1.1)] {
+            let (data, mut out) = setup(dt);
+            let i = 5 * 64 + 7;
+            let mut ref_row = vec![0.0; 64];
+            data.reference_row(5, &mut ref_row);
+            let mut b = Vec::new();
+            dt.push((ref_row[7] as f32) * scale + 0.01, &mut b);
+            out[i * dt.size()..(i + 1) * dt.size()].copy_from_slice(&b);
+            let v = against_reference(&out, &data, 4);
+            assert!(!v.passed, "{dt}: drift passed");
+            assert_eq!(v.beyond_tolerance, 1, "{dt}");
+        }
+    }
+
+    #[test]
+    fn baseline_comparison_is_bit_exact() {
+        let (data, out) = setup(DType::F16);
+        let base = against_reference(&out, &data, 4);
+        let same = against_baseline(&out, &data, 4, &out, &base);
+        assert!(same.passed);
+        assert_eq!(same.differs_from_baseline, Some(0));
+        assert!(same.checked_against.contains("bit-identical"));
+        // flip the lowest mantissa bit of one element: within tolerance, but not the same arithmetic
+        let mut other = out.clone();
+        other[2 * 100] ^= 1;
+        let v = against_baseline(&other, &data, 4, &out, &base);
+        assert!(!v.passed);
+        assert_eq!(v.differs_from_baseline, Some(1));
+        assert_eq!(v.beyond_tolerance, 0);
+        assert!(v.failure.unwrap().contains("differ from sync"));
+    }
+}

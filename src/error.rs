@@ -1,0 +1,78 @@
+//! Typed errors of the library. Each message says what was wrong and what is allowed; the binary
+//! prints it on one line and exits non-zero.
+
+use std::path::PathBuf;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(
+        "no CUDA driver: {detail}. tilepipe needs an NVIDIA driver (libcuda.so) and an sm_80 or newer GPU; \
+         host-only commands (lab queue, model, sass --arch, report) work without one"
+    )]
+    NoDriver { detail: String },
+
+    #[error("no CUDA GPU visible ({detail}); check nvidia-smi and CUDA_VISIBLE_DEVICES")]
+    NoGpu { detail: String },
+
+    #[error("GPU {ordinal} requested but only {count} visible (allowed: 0..{count})")]
+    BadDevice { ordinal: usize, count: usize },
+
+    #[error("architecture sm_{major}{minor} is too old: tilepipe needs sm_70 or newer (cp.async sm_80, TMA and bulk sm_90)")]
+    ArchTooOld { major: i32, minor: i32 },
+
+    #[error("NVRTC not found: {detail}. Install a CUDA toolkit (libnvrtc.so) or put its lib folder on LD_LIBRARY_PATH")]
+    NoNvrtc { detail: String },
+
+    #[error("invalid shape: {0}")]
+    InvalidShape(String),
+
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    #[error("variant {variant} cannot take this view: {reason}")]
+    Unsupported { variant: String, reason: String },
+
+    #[error("tensor map rejected: {0}")]
+    TensorMap(String),
+
+    #[error("compiling {kernel} for {arch} failed (options: {options}):\n{log}")]
+    Compile { kernel: String, arch: String, options: String, log: String },
+
+    #[error(
+        "out of device memory: {what} needs {needed_mib} MiB, {free_mib} MiB free; use fewer --tokens or a smaller --hidden"
+    )]
+    OutOfMemory { what: String, needed_mib: u64, free_mib: u64 },
+
+    #[error("CUDA call {call} failed: {detail}")]
+    Cuda { call: String, detail: String },
+
+    #[error("pipeline wait timed out (block {block}, stage {stage}, phase {parity}, {role}) in {variant}")]
+    WaitTimeout { variant: String, block: u32, stage: u32, parity: u32, role: String },
+
+    #[error("kernel {variant} did not finish within {seconds} s; the GPU may need the process to exit")]
+    Hung { variant: String, seconds: u64 },
+
+    #[error("disassembler failed on {what}: {detail}")]
+    Disassembler { what: String, detail: String },
+
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+
+    #[error("{path}: {detail}")]
+    Format { path: PathBuf, detail: String },
+
+    #[error("queue lab: {0}")]
+    Lab(String),
+}
+
+impl Error {
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    pub fn cuda(call: &str, detail: impl std::fmt::Display) -> Self {
+        Error::Cuda { call: call.to_string(), detail: detail.to_string() }
+    }
+}

@@ -1,0 +1,227 @@
+//! The GPU layer over cudarc: device discovery, NVRTC compilation with an on-disk cache, memory,
+//! launches, events and tensor maps. All of tilepipe's `unsafe` lives in this module and its
+//! children; each block says why it holds.
+
+pub mod cache;
+mod device;
+pub mod nvrtc;
+mod tensor_map;
+
+pub use device::DeviceInfo;
+pub use tensor_map::encode_tensor_map;
+
+use crate::{Error, Result};
+use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Mirrors `struct Params` in kernels/rmsnorm.cu, passed by value as a `__grid_constant__`.
+#[repr(C, align(64))]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KernelParams {
+    pub tensor_map: [u64; 16],
+    pub x: u64,
+    pub y: u64,
+    pub gamma: u64,
+    pub trace: u64,
+    pub status: u64,
+    pub row_stride: i64,
+    pub timeout_ns: u64,
+    pub tokens: i32,
+    pub ntiles: i32,
+    pub seed: u32,
+    pub trace_blocks: u32,
+}
+const _: () = assert!(std::mem::size_of::<KernelParams>() == 256);
+
+// SAFETY: plain old data with the exact layout of the kernel's Params (size asserted on both sides).
+unsafe impl DeviceRepr for KernelParams {}
+
+/// Registers, shared and local memory, as the driver reports them for a loaded kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionResources {
+    pub registers: u32,
+    pub static_smem: u32,
+    pub local_bytes: u32,
+    pub max_threads: u32,
+}
+
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    pub info: DeviceInfo,
+}
+
+pub struct Kernel {
+    func: CudaFunction,
+    pub resources: FunctionResources,
+}
+
+/// A device allocation of raw bytes.
+pub type DevBuf = CudaSlice<u8>;
+
+fn driver_err(call: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
+    move |e| Error::cuda(call, e)
+}
+
+impl Gpu {
+    /// Opens device `ordinal`. Fails with a clear message when there is no driver or no GPU.
+    pub fn open(ordinal: usize) -> Result<Gpu> {
+        // SAFETY: only probes whether libcuda can be loaded; no CUDA call is made.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoDriver { detail: "libcuda.so could not be loaded".into() });
+        }
+        let count = CudaContext::device_count().map_err(|e| Error::NoGpu { detail: e.to_string() })?;
+        if count == 0 {
+            return Err(Error::NoGpu { detail: "the driver reports 0 devices".into() });
+        }
+        if ordinal >= count as usize {
+            return Err(Error::BadDevice { ordinal, count: count as usize });
+        }
+        let ctx = CudaContext::new(ordinal).map_err(driver_err("cuCtxCreate"))?;
+        // SAFETY: tilepipe uses one stream and orders all work on it itself, so cudarc's per-buffer
+        // event tracking (extra event records inside timed regions) is switched off before any
+        // allocation exists.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let info = DeviceInfo::query(&ctx, ordinal)?;
+        Ok(Gpu { ctx, stream, info })
+    }
+
+    pub fn free_memory(&self) -> Result<u64> {
+        let (free, _) = self.ctx.mem_get_info().map_err(driver_err("cuMemGetInfo"))?;
+        Ok(free as u64)
+    }
+
+    /// Allocates `bytes` (uninitialised); reports what it was for when the device is full.
+    pub fn alloc(&self, bytes: usize, what: &str) -> Result<DevBuf> {
+        let free = self.free_memory()?;
+        if bytes as u64 + (64 << 20) > free {
+            return Err(Error::OutOfMemory {
+                what: what.to_string(),
+                needed_mib: (bytes as u64) >> 20,
+                free_mib: free >> 20,
+            });
+        }
+        // SAFETY: every buffer is written (upload, poison or memset) before a kernel reads it.
+        unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| match e.0 {
+            cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory {
+                what: what.to_string(),
+                needed_mib: (bytes as u64) >> 20,
+                free_mib: free >> 20,
+            },
+            _ => Error::cuda("cuMemAlloc", e),
+        })
+    }
+
+    pub fn upload(&self, host: &[u8], what: &str) -> Result<DevBuf> {
+        let mut d = self.alloc(host.len(), what)?;
+        self.stream.memcpy_htod(host, &mut d).map_err(driver_err("cuMemcpyHtoD"))?;
+        Ok(d)
+    }
+
+    pub fn write(&self, host: &[u8], dst: &mut DevBuf) -> Result<()> {
+        self.stream.memcpy_htod(host, dst).map_err(driver_err("cuMemcpyHtoD"))
+    }
+
+    pub fn download(&self, src: &DevBuf) -> Result<Vec<u8>> {
+        self.stream.clone_dtoh(src).map_err(driver_err("cuMemcpyDtoH"))
+    }
+
+    pub fn fill(&self, dst: &mut DevBuf, byte: u8) -> Result<()> {
+        let (ptr, _sync) = dst.device_ptr(&self.stream);
+        // SAFETY: ptr addresses dst.len() bytes owned by dst for the duration of the call.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, dst.len(), self.stream.cu_stream()) }
+            .map_err(driver_err("cuMemsetD8Async"))
+    }
+
+    /// Device-to-device copy of `bytes` from the start of src to the start of dst.
+    pub fn copy(&self, src: &DevBuf, dst: &mut DevBuf, bytes: usize) -> Result<()> {
+        assert!(bytes <= src.len() && bytes <= dst.len());
+        let (s, _a) = src.device_ptr(&self.stream);
+        let (d, _b) = dst.device_ptr(&self.stream);
+        // SAFETY: both ranges lie inside their allocations (asserted above) and do not overlap.
+        unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, self.stream.cu_stream()) }
+            .map_err(driver_err("cuMemcpyDtoDAsync"))
+    }
+
+    pub fn ptr(&self, buf: &DevBuf) -> u64 {
+        buf.device_ptr(&self.stream).0
+    }
+
+    /// Loads a cubin and reads the kernel's resources from the driver.
+    pub fn load(&self, cubin: &[u8], name: &str) -> Result<Kernel> {
+        let module = self
+            .ctx
+            .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec()))
+            .map_err(driver_err("cuModuleLoadData"))?;
+        let func = module.load_function(name).map_err(driver_err("cuModuleGetFunction"))?;
+        let get = |a: CUfunction_attribute| {
+            func.get_attribute(a).map(|v| v as u32).map_err(driver_err("cuFuncGetAttribute"))
+        };
+        let resources = FunctionResources {
+            registers: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
+            static_smem: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)?,
+            local_bytes: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES)?,
+            max_threads: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
+        };
+        Ok(Kernel { func, resources })
+    }
+
+    /// Raises the kernel's dynamic shared-memory limit (needed above 48 KB) and returns the
+    /// blocks per SM the driver's occupancy calculator allows at this block size.
+    pub fn prepare(&self, k: &Kernel, threads: u32, dyn_smem: u32) -> Result<u32> {
+        k.func
+            .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn_smem as i32)
+            .map_err(driver_err("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))?;
+        k.func
+            .occupancy_max_active_blocks_per_multiprocessor(threads, dyn_smem as usize, None)
+            .map_err(driver_err("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
+    }
+
+    /// Submits one launch; the return code of cuLaunchKernel is checked here, faults inside the
+    /// kernel surface at the next `finish`.
+    pub fn launch(&self, k: &Kernel, grid: u32, threads: u32, dyn_smem: u32, params: &KernelParams) -> Result<()> {
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: dyn_smem };
+        let mut b = self.stream.launch_builder(&k.func);
+        b.arg(params);
+        // SAFETY: the kernel takes exactly one argument, `const __grid_constant__ Params`, whose
+        // layout KernelParams mirrors; every pointer in it is a live allocation of the sizes the
+        // kernel was built for (checked by the caller's plan).
+        unsafe { b.launch(cfg) }.map(|_| ()).map_err(driver_err("cuLaunchKernel"))
+    }
+
+    /// Waits for all submitted work, polling so that a kernel that never ends is reported after
+    /// `limit` instead of blocking forever, and surfaces any asynchronous fault.
+    pub fn finish(&self, what: &str, limit: Duration) -> Result<()> {
+        let done = self.event(false)?;
+        done.record(&self.stream).map_err(driver_err("cuEventRecord"))?;
+        let start = Instant::now();
+        loop {
+            match done.try_is_complete() {
+                Ok(true) => return self.stream.synchronize().map_err(driver_err("cuStreamSynchronize")),
+                Ok(false) if start.elapsed() < limit => std::thread::sleep(Duration::from_micros(50)),
+                Ok(false) => return Err(Error::Hung { variant: what.to_string(), seconds: limit.as_secs() }),
+                Err(e) => return Err(Error::cuda(&format!("kernel {what}"), e)),
+            }
+        }
+    }
+
+    /// An event; `timing` true makes one that elapsed_ms can read (cudarc's default cannot).
+    pub fn event(&self, timing: bool) -> Result<CudaEvent> {
+        let flags = if timing { CUevent_flags::CU_EVENT_DEFAULT } else { CUevent_flags::CU_EVENT_DISABLE_TIMING };
+        self.ctx.new_event(Some(flags)).map_err(driver_err("cuEventCreate"))
+    }
+
+    pub fn record(&self, ev: &CudaEvent) -> Result<()> {
+        ev.record(&self.stream).map_err(driver_err("cuEventRecord"))
+    }
+
+    pub fn elapsed_ms(&self, start: &CudaEvent, end: &CudaEvent) -> Result<f32> {
+        start.elapsed_ms(end).map_err(driver_err("cuEventElapsedTime"))
+    }
+}

@@ -1,0 +1,246 @@
+//! Turns variants into ready kernels on one GPU (build through the cache, load, resources,
+//! occupancy, SASS evidence) and runs them on device data with every fault checked.
+
+use crate::check::compare;
+use crate::gpu::{self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, KernelParams, cache::Cache};
+use crate::kernels::{self, Built, KERNEL_NAME};
+use crate::progress::Progress;
+use crate::resources::{Occupancy, SmLimits, occupancy};
+use crate::sass::{self, SassEvidence};
+use crate::toolchain::Toolchain;
+use crate::variant::{BuildConfig, Control, Variant};
+use crate::workload::{HostData, View};
+use crate::{Error, Result, dtype::DType, tma};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// How long one launch may take before it is reported as hung.
+pub const HANG_LIMIT: Duration = Duration::from_secs(60);
+/// Bound on every in-kernel mbarrier wait.
+pub const WAIT_TIMEOUT_NS: u64 = 2_000_000_000;
+
+pub struct Harness {
+    pub gpu: Gpu,
+    pub tc: Toolchain,
+    pub cache: Cache,
+    pub progress: Progress,
+    nvrtc_version: String,
+    cache_hits: AtomicU32,
+    compiled: AtomicU32,
+}
+
+/// Resources of one prepared variant: the driver's numbers and the occupancy they imply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resources {
+    pub threads: u32,
+    pub function: FunctionResources,
+    pub dynamic_smem: u32,
+    /// stages x slot bytes: what the pipeline's slots should take; equals dynamic_smem by construction
+    /// and is compared with the driver's static + dynamic report.
+    pub slot_footprint: u32,
+    pub occupancy: Occupancy,
+    /// Blocks per SM from the driver's occupancy calculator, for the cross-check.
+    pub driver_blocks_per_sm: u32,
+}
+
+pub struct Prepared {
+    pub variant: Variant,
+    pub cfg: BuildConfig,
+    pub built: Built,
+    kernel: Kernel,
+    pub resources: Resources,
+    pub sass: SassEvidence,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct CacheStats {
+    pub hits: u32,
+    pub compiled: u32,
+}
+
+impl Harness {
+    pub fn open(ordinal: usize, cache: Cache, progress: Progress) -> Result<Harness> {
+        let gpu = Gpu::open(ordinal)?;
+        if gpu.info.arch.sm() < 70 {
+            return Err(Error::ArchTooOld { major: gpu.info.arch.major as i32, minor: gpu.info.arch.minor as i32 });
+        }
+        let nvrtc_version = gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
+        Ok(Harness {
+            gpu,
+            tc: Toolchain::discover(),
+            cache,
+            progress,
+            nvrtc_version,
+            cache_hits: AtomicU32::new(0),
+            compiled: AtomicU32::new(0),
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.gpu.info
+    }
+
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats { hits: self.cache_hits.load(Ordering::Relaxed), compiled: self.compiled.load(Ordering::Relaxed) }
+    }
+
+    /// Why `v` cannot run here on `view`, if it cannot.
+    pub fn unsupported(&self, v: &Variant, view: &View, cfg: &BuildConfig) -> Option<String> {
+        let i = self.info();
+        v.unsupported(view, cfg.dtype, i.arch.sm(), i.smem_per_block_optin, cfg)
+    }
+
+    /// Builds every job in parallel (NVRTC is thread-safe), through the cache.
+    pub fn build_all(&self, jobs: &[(Variant, BuildConfig)]) -> Vec<Result<Built>> {
+        self.progress.stage("build", jobs.len() as u64);
+        let out: Vec<Result<Built>> = jobs
+            .par_iter()
+            .map(|(v, cfg)| {
+                let b = kernels::build(v, cfg, self.info().arch, &self.tc, &self.nvrtc_version, &self.cache);
+                if let Ok(b) = &b {
+                    let counter = if b.cache_hit { &self.cache_hits } else { &self.compiled };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+                self.progress.step(&format!("{} {}", v.name, cfg.dtype));
+                b
+            })
+            .collect();
+        self.progress.done();
+        out
+    }
+
+    /// Loads a build and records its resources, occupancy and SASS evidence.
+    pub fn prepare(&self, variant: &Variant, cfg: &BuildConfig, built: Built) -> Result<Prepared> {
+        let kernel = self.gpu.load(&built.cubin, KERNEL_NAME)?;
+        let threads = variant.threads(cfg);
+        let dynamic_smem = variant.dynamic_smem(cfg);
+        let driver_blocks_per_sm = self.gpu.prepare(&kernel, threads, dynamic_smem)?;
+        let f = kernel.resources;
+        let occupancy = occupancy(&SmLimits::of(self.info()), threads, f.registers, f.static_smem, dynamic_smem);
+        let sass = sass::examine(&built.cubin, &self.tc, KERNEL_NAME, variant.claim())?;
+        Ok(Prepared {
+            variant: variant.clone(),
+            cfg: *cfg,
+            built,
+            kernel,
+            resources: Resources {
+                threads,
+                function: f,
+                dynamic_smem,
+                slot_footprint: variant.stages * cfg.slot_bytes(),
+                occupancy,
+                driver_blocks_per_sm,
+            },
+            sass,
+        })
+    }
+
+    /// A persistent grid: as many blocks as can be resident, never more than there are tiles.
+    pub fn persistent_grid(&self, p: &Prepared, ntiles: usize) -> u32 {
+        let resident = p.resources.driver_blocks_per_sm.max(1) * self.info().sm_count;
+        resident.min(ntiles as u32).max(1)
+    }
+
+    /// Runs `p` once on `d` with the output poisoned first, waits (bounded), surfaces in-kernel
+    /// timeouts and faults, and returns the output.
+    pub fn run_checked(&self, p: &Prepared, d: &mut DeviceData, grid: u32, seed: u32) -> Result<Vec<u8>> {
+        self.gpu.fill(&mut d.y, DType::POISON_BYTE)?;
+        self.gpu.fill(&mut d.status, 0)?;
+        let params = d.params(&self.gpu, p, seed)?;
+        self.gpu.launch(&p.kernel, grid, p.resources.threads, p.resources.dynamic_smem, &params)?;
+        self.gpu.finish(&p.variant.name, HANG_LIMIT)?;
+        d.check_status(&self.gpu, &p.variant.name)?;
+        self.gpu.download(&d.y)
+    }
+
+    pub fn launch(&self, p: &Prepared, grid: u32, params: &KernelParams) -> Result<()> {
+        self.gpu.launch(&p.kernel, grid, p.resources.threads, p.resources.dynamic_smem, params)
+    }
+}
+
+/// Number of row tiles of `tile_rows` rows covering the view.
+pub fn tiles(view: &View, tile_rows: usize) -> usize {
+    view.tokens.div_ceil(tile_rows)
+}
+
+/// One problem's buffers on the device.
+pub struct DeviceData {
+    pub view: View,
+    pub dtype: DType,
+    pub x: DevBuf,
+    pub y: DevBuf,
+    pub gamma: DevBuf,
+    pub status: DevBuf,
+}
+
+impl DeviceData {
+    pub fn upload(gpu: &Gpu, data: &HostData) -> Result<DeviceData> {
+        let out_bytes = data.view.elements() * data.dtype.size();
+        Ok(DeviceData {
+            view: data.view,
+            dtype: data.dtype,
+            x: gpu.upload(&data.x, "the input X")?,
+            y: gpu.alloc(out_bytes, "the output Y")?,
+            gamma: gpu.upload(&data.gamma, "gamma")?,
+            status: gpu.alloc(32, "the status word")?,
+        })
+    }
+
+    /// Kernel parameters for `p` on this data: pointers, shape, and for TMA the tensor map
+    /// (with the wrong stride for that control).
+    pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<KernelParams> {
+        let es = self.dtype.size() as u64;
+        let x_view = gpu.ptr(&self.x) + self.view.offset as u64 * es;
+        let mut k = KernelParams {
+            x: x_view,
+            y: gpu.ptr(&self.y),
+            gamma: gpu.ptr(&self.gamma),
+            status: gpu.ptr(&self.status),
+            row_stride: self.view.row_stride as i64,
+            timeout_ns: WAIT_TIMEOUT_NS,
+            tokens: self.view.tokens as i32,
+            ntiles: tiles(&self.view, p.cfg.tile_rows) as i32,
+            seed,
+            ..KernelParams::default()
+        };
+        if p.variant.mechanism == crate::variant::Mechanism::Tma {
+            let wrong = (p.variant.control == Some(Control::WrongStride)).then(|| self.view.row_stride as u64 * es - 16);
+            let spec = tma::rmsnorm_map(&self.view, self.dtype, p.cfg.tile_rows, gpu.ptr(&self.x), wrong)
+                .map_err(Error::TensorMap)?;
+            k.tensor_map = gpu::encode_tensor_map(&spec)?;
+        }
+        Ok(k)
+    }
+
+    /// Fails with the block, stage and phase of the first in-kernel wait that timed out.
+    pub fn check_status(&self, gpu: &Gpu, variant: &str) -> Result<()> {
+        let raw = gpu.download(&self.status)?;
+        let w: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        if w[0] != 0 {
+            return Err(Error::WaitTimeout {
+                variant: variant.to_string(),
+                block: w[1],
+                stage: w[2],
+                parity: w[3],
+                role: if w[4] == 1 { "producer".into() } else { "consumer".into() },
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Validates `p` on `data`: against the reference when it is the baseline (or no baseline output
+/// exists), else bit for bit against the baseline's output.
+pub fn verdict(
+    out: &[u8],
+    data: &HostData,
+    tile_rows: usize,
+    baseline: Option<(&[u8], &compare::Verdict)>,
+) -> compare::Verdict {
+    match baseline {
+        Some((b, bv)) => compare::against_baseline(out, data, tile_rows, b, bv),
+        None => compare::against_reference(out, data, tile_rows),
+    }
+}

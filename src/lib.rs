@@ -1,0 +1,26 @@
+//! tilepipe: builds, validates and measures asynchronous-copy tile pipelines on NVIDIA GPUs.
+//!
+//! The library holds everything; `main.rs` only parses the command line and prints. The `gpu`
+//! module owns all `unsafe` code. Host-only parts (reference math, comparison, SASS parsing,
+//! occupancy arithmetic, statistics, the pipeline model, the queue lab, report rendering) work and
+//! are tested without a GPU.
+
+pub mod arch;
+pub mod bench;
+pub mod check;
+pub mod dtype;
+pub mod error;
+pub mod gpu;
+pub mod harness;
+pub mod kernels;
+pub mod progress;
+pub mod report;
+pub mod resources;
+pub mod run;
+pub mod sass;
+pub mod tma;
+pub mod toolchain;
+pub mod variant;
+pub mod workload;
+
+pub use error::{Error, Result};

@@ -1,0 +1,253 @@
+//! tilepipe's command line: parse, dispatch to the library, print. Errors end in one line on
+//! stderr and a non-zero exit.
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilepipe::bench::TimingOptions;
+use tilepipe::check::suite::{SuiteOptions, run_suite};
+use tilepipe::check::cases;
+use tilepipe::dtype::DType;
+use tilepipe::gpu::cache::Cache;
+use tilepipe::harness::Harness;
+use tilepipe::progress::Progress;
+use tilepipe::report::{self, table};
+use tilepipe::run::{RunOptions, run};
+use tilepipe::workload::View;
+
+#[derive(Parser)]
+#[command(name = "tilepipe", version, about = "Build, validate and measure asynchronous-copy tile pipelines on NVIDIA GPUs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// The main job: build, validate, record evidence, time, report.
+    Run(RunArgs),
+    /// The GPU suite: every variant x precision x shape, SASS attestation, controls.
+    Check(CheckArgs),
+    /// Census and annotated SASS of one variant (works without a GPU with --arch).
+    Sass(SassArgs),
+}
+
+#[derive(Args, Clone)]
+struct ProblemArgs {
+    /// Rows of the activation view.
+    #[arg(long, default_value_t = 262_144)]
+    tokens: usize,
+    /// Elements per row.
+    #[arg(long, default_value_t = 4096)]
+    hidden: usize,
+    /// Elements between row starts (default: hidden, a dense view).
+    #[arg(long)]
+    row_stride: Option<usize>,
+    /// Elements before the first row in the allocation.
+    #[arg(long, default_value_t = 0)]
+    offset: usize,
+    /// Elements in the underlying allocation (default: just enough for the view).
+    #[arg(long)]
+    alloc: Option<usize>,
+    /// Element type: f32, f16, bf16.
+    #[arg(long, default_value = "bf16")]
+    dtype: DType,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Rows per tile (default: about 16 KB per tile).
+    #[arg(long)]
+    tile_rows: Option<usize>,
+}
+
+impl ProblemArgs {
+    fn view(&self) -> tilepipe::Result<View> {
+        View::new(self.tokens, self.hidden, self.row_stride, self.offset, self.alloc, self.dtype)
+    }
+}
+
+#[derive(Args, Clone)]
+struct GpuArgs {
+    /// GPU ordinal.
+    #[arg(long, default_value_t = 0)]
+    device: usize,
+    /// Cubin cache folder (default: TILEPIPE_CACHE_DIR or ~/.cache/tilepipe).
+    #[arg(long)]
+    cache_dir: Option<PathBuf>,
+    /// Compile everything afresh and store nothing (also TILEPIPE_NO_CACHE=1).
+    #[arg(long)]
+    no_cache: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+impl GpuArgs {
+    fn open(&self) -> tilepipe::Result<Harness> {
+        Harness::open(self.device, Cache::configure(self.cache_dir.clone(), self.no_cache), Progress::new(self.quiet))
+    }
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    problem: ProblemArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Variants by name or prefix, comma-separated (sync is always included as the baseline).
+    #[arg(long)]
+    variants: Option<String>,
+    /// Report folder: results.json (and report.html).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Fewest timed launches per variant.
+    #[arg(long, default_value_t = 20)]
+    repeats: usize,
+    /// Untimed launches before timing.
+    #[arg(long, default_value_t = 5)]
+    warmup: usize,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Precisions, comma-separated.
+    #[arg(long, default_value = "f32,f16,bf16")]
+    dtypes: String,
+    /// Hidden sizes of the suite's shapes, comma-separated.
+    #[arg(long, default_value = "4096,1544")]
+    suite_hidden: String,
+    /// Variants and controls by name or prefix, comma-separated.
+    #[arg(long)]
+    variants: Option<String>,
+    /// Runs per control, each on fresh inputs; all must catch it.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Writes check.json here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct SassArgs {
+    /// Variant name.
+    variant: String,
+    /// Compile for this architecture without a GPU (e.g. sm_90); default: the GPU's.
+    #[arg(long)]
+    arch: Option<tilepipe::arch::Arch>,
+    #[arg(long, default_value = "bf16")]
+    dtype: DType,
+    #[arg(long, default_value_t = 4096)]
+    hidden: usize,
+    #[arg(long)]
+    tile_rows: Option<usize>,
+    /// Lines of listing shown around each movement instruction.
+    #[arg(long, default_value_t = 2)]
+    context: usize,
+    /// Writes the full listing here.
+    #[arg(long)]
+    listing: Option<PathBuf>,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("tilepipe: error: {e:#}");
+            ExitCode::from(if e.downcast_ref::<tilepipe::Error>().is_some_and(is_input_error) { 2 } else { 1 })
+        }
+    }
+}
+
+fn is_input_error(e: &tilepipe::Error) -> bool {
+    use tilepipe::Error::*;
+    matches!(e, InvalidShape(_) | InvalidArgument(_) | Unsupported { .. } | TensorMap(_) | Lab(_))
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(a) => cmd_run(a),
+        Command::Check(a) => cmd_check(a),
+        Command::Sass(a) => cmd_sass(a),
+    }
+}
+
+fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let view = a.problem.view()?;
+    let h = a.gpu.open()?;
+    let i = h.info();
+    eprintln!("{} ({}, {} SMs, {} MB L2), driver {}, NVRTC {}", i.name, i.arch, i.sm_count, i.l2_bytes >> 20, i.driver_version, i.nvrtc_version);
+    let opts = RunOptions {
+        view,
+        dtype: a.problem.dtype,
+        seed: a.problem.seed,
+        tile_rows: a.problem.tile_rows,
+        variants: a.variants,
+        timing: TimingOptions { warmup: a.warmup, min_repeats: a.repeats, ..TimingOptions::default() },
+        ceiling_bytes: 1 << 30,
+        command: std::env::args().collect(),
+    };
+    let outcome = run(&h, &opts)?;
+    let r = &outcome.results;
+    let stats = h.cache_stats();
+    println!(
+        "rmsnorm {} tokens {} hidden {} stride {} offset {} ({} MiB moved), tile {} rows; cubin cache: {} hits, {} compiled",
+        r.workload.dtype, view.tokens, view.hidden, view.row_stride, view.offset, r.workload.bytes_moved >> 20, r.workload.tile_rows, stats.hits, stats.compiled
+    );
+    if let Some(c) = &r.ceiling {
+        println!("copy ceiling (cuMemcpyDtoD, read + write): {:.0} GB/s, median of {}", c.gbps, c.samples_ms.len());
+    }
+    println!("{}", table::performance(r));
+    println!("{}", table::evidence(r));
+    println!("device times are CUDA-event medians per launch; host submit is the CPU time of the launch call, not device time");
+    for line in table::problems(r) {
+        println!("{line}");
+    }
+    if let Some(dir) = &a.out {
+        let path = dir.join("results.json");
+        r.write(&path)?;
+        eprintln!("wrote {}", path.display());
+    }
+    if let Some(e) = outcome.fatal {
+        return Err(anyhow::Error::new(e).context("the run stopped early; results so far were kept"));
+    }
+    let bad = r.variants.iter().any(|v| matches!(v.status, report::Status::Failed | report::Status::Error));
+    Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
+    let dtypes = a.dtypes.split(',').map(|s| s.trim().parse::<DType>()).collect::<Result<Vec<_>, _>>()?;
+    let hidden = cases::parse_hidden(&a.suite_hidden)?;
+    let h = a.gpu.open()?;
+    let i = h.info();
+    eprintln!("{} ({}), driver {}, NVRTC {}; {}", i.name, i.arch, i.driver_version, i.nvrtc_version, h.tc.describe());
+    let opts = SuiteOptions { dtypes, hidden, variants: a.variants, control_runs: a.runs.max(1), seed: a.seed };
+    let report = run_suite(&h, &opts)?;
+    for s in &report.skipped {
+        println!("skip {s}");
+    }
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+        let path = dir.join("check.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?).with_context(|| path.display().to_string())?;
+    }
+    println!("{} passed, {} failed", report.passed(), report.failed());
+    Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
+    let ev = tilepipe::sass::inspect(&a.variant, a.arch, a.dtype, a.hidden, a.tile_rows, Cache::configure(a.gpu.cache_dir.clone(), a.gpu.no_cache), a.gpu.device)?;
+    println!("{}", ev.header);
+    println!("{}", tilepipe::sass::excerpt(&ev.evidence.listing, a.context));
+    if let Some(path) = &a.listing {
+        std::fs::write(path, &ev.evidence.listing).with_context(|| path.display().to_string())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,176 @@
+//! Occupancy from first principles: blocks per SM allowed by registers, shared memory, threads
+//! and block slots, and which one binds. Cross-checked against the driver's calculator.
+
+use crate::gpu::DeviceInfo;
+use serde::{Deserialize, Serialize};
+
+/// The per-SM limits occupancy depends on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SmLimits {
+    pub regs_per_sm: u32,
+    pub regs_per_block: u32,
+    pub max_threads_per_sm: u32,
+    pub max_blocks_per_sm: u32,
+    pub smem_per_sm: u32,
+    pub smem_per_block_optin: u32,
+    pub smem_reserved_per_block: u32,
+}
+
+impl SmLimits {
+    /// Registers are allocated per warp in units of 256.
+    pub const REG_UNIT: u32 = 256;
+    /// Shared memory is allocated per block in units of 128 bytes.
+    pub const SMEM_UNIT: u32 = 128;
+
+    pub fn of(d: &DeviceInfo) -> SmLimits {
+        SmLimits {
+            regs_per_sm: d.regs_per_sm,
+            regs_per_block: d.regs_per_block,
+            max_threads_per_sm: d.max_threads_per_sm,
+            max_blocks_per_sm: d.max_blocks_per_sm,
+            smem_per_sm: d.smem_per_sm,
+            smem_per_block_optin: d.smem_per_block_optin,
+            smem_reserved_per_block: d.smem_reserved_per_block,
+        }
+    }
+
+    /// A100 (sm_80): 164 KB shared memory per SM.
+    pub fn sm80() -> SmLimits {
+        SmLimits {
+            regs_per_sm: 65536,
+            regs_per_block: 65536,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            smem_per_sm: 167936,
+            smem_per_block_optin: 166912,
+            smem_reserved_per_block: 1024,
+        }
+    }
+
+    /// H100 / H200 (sm_90): 228 KB shared memory per SM.
+    pub fn sm90() -> SmLimits {
+        SmLimits {
+            regs_per_sm: 65536,
+            regs_per_block: 65536,
+            max_threads_per_sm: 2048,
+            max_blocks_per_sm: 32,
+            smem_per_sm: 233472,
+            smem_per_block_optin: 232448,
+            smem_reserved_per_block: 1024,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limiter {
+    Registers,
+    SharedMemory,
+    Threads,
+    BlockSlots,
+}
+
+impl Limiter {
+    pub fn name(self) -> &'static str {
+        match self {
+            Limiter::Registers => "registers",
+            Limiter::SharedMemory => "shared memory",
+            Limiter::Threads => "threads",
+            Limiter::BlockSlots => "block slots",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Occupancy {
+    pub blocks_per_sm: u32,
+    pub warps_per_sm: u32,
+    pub limiter: Limiter,
+    pub by_registers: u32,
+    pub by_shared_memory: u32,
+    pub by_threads: u32,
+    pub by_block_slots: u32,
+    /// Shared memory one block holds: static + dynamic + the system's reservation, rounded.
+    pub smem_per_block: u32,
+}
+
+pub fn occupancy(l: &SmLimits, threads: u32, regs_per_thread: u32, static_smem: u32, dyn_smem: u32) -> Occupancy {
+    let warps = threads.div_ceil(32);
+    let regs_per_warp = (regs_per_thread.max(1) * 32).div_ceil(SmLimits::REG_UNIT) * SmLimits::REG_UNIT;
+    let by_registers = if regs_per_warp * warps > l.regs_per_block { 0 } else { (l.regs_per_sm / regs_per_warp) / warps };
+    let smem_per_block =
+        (static_smem + dyn_smem + l.smem_reserved_per_block).div_ceil(SmLimits::SMEM_UNIT) * SmLimits::SMEM_UNIT;
+    let by_shared_memory =
+        if static_smem + dyn_smem > l.smem_per_block_optin { 0 } else { l.smem_per_sm / smem_per_block };
+    let by_threads = l.max_threads_per_sm / (warps * 32);
+    let by_block_slots = l.max_blocks_per_sm;
+    let candidates = [
+        (by_registers, Limiter::Registers),
+        (by_shared_memory, Limiter::SharedMemory),
+        (by_threads, Limiter::Threads),
+        (by_block_slots, Limiter::BlockSlots),
+    ];
+    // ties go to the first listed: registers, then shared memory, then threads
+    let (blocks, limiter) = candidates.iter().copied().min_by_key(|(b, _)| *b).expect("four candidates");
+    Occupancy {
+        blocks_per_sm: blocks,
+        warps_per_sm: blocks * warps,
+        limiter,
+        by_registers,
+        by_shared_memory,
+        by_threads,
+        by_block_slots,
+        smem_per_block,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sm90_shared_memory_bound_pipeline() {
+        // 4 stages of 16 KB + 1152 B static, 256 threads at 64 registers
+        let o = occupancy(&SmLimits::sm90(), 256, 64, 1152, 4 * 16384);
+        // per block: 65536 + 1152 + 1024 = 67712 -> 233472 / 67712 = 3.45 -> 3
+        assert_eq!(o.smem_per_block, 67712);
+        assert_eq!(o.by_shared_memory, 3);
+        // 64 regs x 32 = 2048 per warp -> 32 warps -> 4 blocks of 8 warps
+        assert_eq!(o.by_registers, 4);
+        assert_eq!(o.by_threads, 8);
+        assert_eq!((o.blocks_per_sm, o.warps_per_sm, o.limiter), (3, 24, Limiter::SharedMemory));
+    }
+
+    #[test]
+    fn register_bound_and_rounding() {
+        // 128 registers x 32 = 4096 per warp -> 16 warps -> 2 blocks of 8 warps
+        let o = occupancy(&SmLimits::sm90(), 256, 128, 1152, 16384);
+        assert_eq!((o.blocks_per_sm, o.limiter), (2, Limiter::Registers));
+        // 40 registers round to 1280 per warp -> 51 warps -> 6 blocks
+        let o = occupancy(&SmLimits::sm90(), 256, 40, 1280, 16384);
+        assert_eq!(o.by_registers, 6);
+        assert_eq!(o.by_shared_memory, 233472 / (16384 + 1280 + 1024));
+        assert_eq!((o.blocks_per_sm, o.limiter), (6, Limiter::Registers));
+    }
+
+    #[test]
+    fn thread_and_slot_bound() {
+        let o = occupancy(&SmLimits::sm80(), 1024, 32, 0, 0);
+        assert_eq!((o.blocks_per_sm, o.limiter), (2, Limiter::Threads));
+        let o = occupancy(&SmLimits::sm80(), 32, 16, 0, 0);
+        assert_eq!((o.blocks_per_sm, o.limiter), (32, Limiter::BlockSlots));
+        assert_eq!(o.warps_per_sm, 32);
+    }
+
+    #[test]
+    fn sm80_has_less_shared_memory_than_sm90() {
+        let a = occupancy(&SmLimits::sm80(), 256, 40, 1152, 3 * 16384);
+        let h = occupancy(&SmLimits::sm90(), 256, 40, 1152, 3 * 16384);
+        // sm_80: 167936 / 51328 = 3; sm_90: 233472 / 51328 = 4
+        assert_eq!((a.blocks_per_sm, a.limiter), (3, Limiter::SharedMemory));
+        assert_eq!((h.blocks_per_sm, h.limiter), (4, Limiter::SharedMemory));
+        // beyond the per-block opt-in nothing fits
+        let none = occupancy(&SmLimits::sm80(), 256, 40, 0, 170_000);
+        assert_eq!(none.blocks_per_sm, 0);
+    }
+}

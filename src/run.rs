@@ -1,0 +1,280 @@
+//! The main job: build every variant for this GPU, validate each before any timing, record the
+//! evidence, time device execution (and host submission, apart), compare against the copy
+//! ceiling and the sequential baseline.
+
+use crate::bench::{self, Ceiling, TimingOptions};
+use crate::check::cases::{self, Case, Grid};
+use crate::dtype::DType;
+use crate::gpu::KernelParams;
+use crate::harness::{self, DeviceData, Harness, Prepared, tiles};
+use crate::report::{CaseResult, Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
+use crate::variant::{BuildConfig, Variant};
+use crate::workload::{HostData, View, rmsnorm};
+use crate::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub view: View,
+    pub dtype: DType,
+    pub seed: u64,
+    pub tile_rows: Option<usize>,
+    pub variants: Option<String>,
+    pub timing: TimingOptions,
+    /// Bytes copied for the device-to-device ceiling (at least this, or the input's size).
+    pub ceiling_bytes: usize,
+    pub command: Vec<String>,
+}
+
+/// What a run produced, and the fault that stopped it early, if one did. Results gathered before
+/// a fault are kept so that nothing already measured is lost.
+pub struct RunOutcome {
+    pub results: RunResults,
+    pub fatal: Option<Error>,
+}
+
+impl VariantResult {
+    pub fn new(v: &Variant, cfg: &BuildConfig) -> VariantResult {
+        VariantResult {
+            name: v.name.clone(),
+            mechanism: v.mechanism,
+            stages: v.stages,
+            bytes_per_copy: v.bytes_per_copy(cfg),
+            control: v.control,
+            warp_specialized: v.warp_specialized,
+            status: Status::Passed,
+            detail: None,
+            build: None,
+            resources: None,
+            sass: None,
+            completion: v.completion(cfg),
+            validation: Vec::new(),
+            timing: None,
+            perf: None,
+        }
+    }
+
+    fn fail(&mut self, status: Status, detail: String) {
+        if self.status == Status::Passed {
+            self.status = status;
+            self.detail = Some(detail);
+        }
+    }
+}
+
+/// A variant whose kernel is ready, with the index of its result.
+pub struct Ready {
+    pub index: usize,
+    pub prepared: Prepared,
+}
+
+/// Builds and loads every variant that can run, recording skips and build errors in `results`.
+pub fn prepare_all(h: &Harness, variants: &[Variant], cfg: &BuildConfig, views: &[View], results: &mut [VariantResult]) -> Vec<Ready> {
+    let mut jobs = Vec::new();
+    for (i, v) in variants.iter().enumerate() {
+        match views.iter().find_map(|view| h.unsupported(v, view, cfg)) {
+            Some(why) => results[i].fail(Status::Skipped, why),
+            None => jobs.push((i, v.clone())),
+        }
+    }
+    let builds = h.build_all(&jobs.iter().map(|(_, v)| (v.clone(), *cfg)).collect::<Vec<_>>());
+    let mut ready = Vec::new();
+    h.progress.stage("load", jobs.len() as u64);
+    for ((i, v), built) in jobs.into_iter().zip(builds) {
+        h.progress.step(&v.name);
+        let prepared = built.and_then(|b| {
+            results[i].build = Some(b.clone());
+            h.prepare(&v, cfg, b)
+        });
+        match prepared {
+            Ok(p) => {
+                results[i].resources = Some(p.resources.clone());
+                results[i].sass = Some(p.sass.clone());
+                ready.push(Ready { index: i, prepared: p });
+            }
+            Err(e) => results[i].fail(Status::Error, e.to_string()),
+        }
+    }
+    h.progress.done();
+    ready
+}
+
+pub fn grid_for(h: &Harness, p: &Prepared, case: &Case) -> u32 {
+    let n = tiles(&case.view, p.cfg.tile_rows) as u32;
+    match case.grid {
+        Grid::Persistent => h.persistent_grid(p, n as usize),
+        Grid::Fixed(g) => g.min(n).max(1),
+        Grid::Idle(extra) => n + extra,
+    }
+}
+
+/// Seed of case `i`: every case draws fresh inputs.
+pub fn case_seed(seed: u64, i: usize) -> u64 {
+    seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Validates every ready variant on one case (baseline first, the rest bit for bit against it).
+/// Returns the device data so the caller may time on the validated input.
+pub fn validate_case(
+    h: &Harness,
+    ready: &[&Ready],
+    results: &mut [VariantResult],
+    case: &Case,
+    dtype: DType,
+    seed: u64,
+) -> Result<(HostData, DeviceData)> {
+    let data = HostData::generate(case.view, dtype, seed);
+    let mut dd = DeviceData::upload(&h.gpu, &data)?;
+    let mut baseline: Option<(Vec<u8>, crate::check::Verdict)> = None;
+    for r in ready {
+        let p = &r.prepared;
+        let res = &mut results[r.index];
+        h.progress.step(&format!("{} / {}", p.variant.name, case.name));
+        if res.status != Status::Passed {
+            continue;
+        }
+        let grid = grid_for(h, p, case);
+        match h.run_checked(p, &mut dd, grid, seed as u32) {
+            Ok(out) => {
+                let b = baseline.as_ref().map(|(o, v)| (o.as_slice(), v));
+                let verdict = harness::verdict(&out, &data, p.cfg.tile_rows, b);
+                if !verdict.passed {
+                    res.fail(Status::Failed, format!("{}: {}", case.name, verdict.failure.clone().unwrap_or_default()));
+                }
+                let passed = verdict.passed;
+                res.validation.push(CaseResult { case: case.name.clone(), view: case.view, grid: case.grid, blocks: grid, verdict: verdict.clone() });
+                if p.variant.is_baseline() && passed {
+                    baseline = Some((out, verdict));
+                }
+            }
+            Err(e @ (Error::WaitTimeout { .. } | Error::Hung { .. })) => res.fail(Status::Failed, format!("{}: {e}", case.name)),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((data, dd))
+}
+
+/// Parameter sets over enough copies of the input that samples read device memory, not L2.
+fn rotation_sets(h: &Harness, dd: &DeviceData, p: &Prepared, extra: &mut Vec<(crate::gpu::DevBuf, crate::gpu::DevBuf)>) -> Result<Vec<KernelParams>> {
+    let per_set = (dd.x.len() + dd.y.len()) as u64;
+    let want = (4 * h.info().l2_bytes).div_ceil(per_set.max(1)).clamp(1, 64) as usize;
+    while extra.len() + 1 < want {
+        let mut x = h.gpu.alloc(dd.x.len(), "a rotated input copy")?;
+        h.gpu.copy(&dd.x, &mut x, dd.x.len())?;
+        let y = h.gpu.alloc(dd.y.len(), "a rotated output")?;
+        extra.push((x, y));
+    }
+    let base = dd.params(&h.gpu, p, 0)?;
+    let es = dd.dtype.size() as u64;
+    let mut sets = vec![base];
+    for (x, y) in extra.iter() {
+        let mut k = base;
+        k.x = h.gpu.ptr(x) + dd.view.offset as u64 * es;
+        k.y = h.gpu.ptr(y);
+        if p.variant.mechanism == crate::variant::Mechanism::Tma {
+            let spec = crate::tma::rmsnorm_map(&dd.view, dd.dtype, p.cfg.tile_rows, h.gpu.ptr(x), None).map_err(Error::TensorMap)?;
+            k.tensor_map = crate::gpu::encode_tensor_map(&spec)?;
+        }
+        sets.push(k);
+    }
+    Ok(sets)
+}
+
+pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
+    let cfg = BuildConfig::new(o.dtype, o.view.hidden, o.tile_rows);
+    let mut variants = Variant::select(Variant::catalogue(), o.variants.as_deref())?;
+    if !variants.iter().any(Variant::is_baseline) {
+        variants.insert(0, Variant::catalogue().remove(0));
+    }
+    let cases = {
+        // the user's view last, so its validated buffers stay for timing
+        let mut c = cases::run_cases(o.view, o.dtype, cfg.tile_rows)?;
+        c.rotate_left(1);
+        c
+    };
+    let mut results: Vec<VariantResult> = variants.iter().map(|v| VariantResult::new(v, &cfg)).collect();
+    let views: Vec<View> = cases.iter().map(|c| c.view).collect();
+    let ready = prepare_all(h, &variants, &cfg, &views, &mut results);
+    if let Some(b) = results.iter().find(|r| r.mechanism == crate::variant::Mechanism::Sync)
+        && b.status == Status::Skipped
+    {
+        return Err(Error::Unsupported { variant: "sync (the baseline)".into(), reason: b.detail.clone().unwrap_or_default() });
+    }
+    if ready.is_empty() {
+        let why: Vec<String> = results.iter().map(|r| format!("{}: {}", r.name, r.detail.clone().unwrap_or_default())).collect();
+        return Err(Error::Unsupported { variant: "every selected variant".into(), reason: why.join("; ") });
+    }
+    let mut out = RunResults {
+        schema_version: SCHEMA_VERSION,
+        tilepipe_version: env!("CARGO_PKG_VERSION").into(),
+        created_unix_s: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        command: o.command.clone(),
+        device: h.info().clone(),
+        toolchain: h.tc.clone(),
+        workload: Workload {
+            name: "rmsnorm".into(),
+            formula: "Y = gelu_tanh(X * rsqrt(mean(X^2) + eps) * gamma), X a strided view, Y dense".into(),
+            view: o.view,
+            dtype: o.dtype,
+            tile_rows: cfg.tile_rows,
+            consumers: cfg.consumers,
+            seed: o.seed,
+            eps: rmsnorm::EPS,
+            bytes_moved: o.view.bytes_moved(o.dtype),
+        },
+        ceiling: None,
+        cache: h.cache_stats(),
+        variants: Vec::new(),
+        notes: Vec::new(),
+    };
+    let fatal = measure(h, o, &cases, &ready, &mut results, &mut out.ceiling).err();
+    out.variants = results;
+    Ok(RunOutcome { results: out, fatal })
+}
+
+fn measure(
+    h: &Harness,
+    o: &RunOptions,
+    cases: &[Case],
+    ready: &[Ready],
+    results: &mut [VariantResult],
+    ceiling: &mut Option<Ceiling>,
+) -> Result<()> {
+    h.progress.stage("validate", (cases.len() * ready.len()) as u64);
+    let mut last = None;
+    let all: Vec<&Ready> = ready.iter().collect();
+    for (i, case) in cases.iter().enumerate() {
+        last = Some(validate_case(h, &all, results, case, o.dtype, case_seed(o.seed, i))?);
+    }
+    h.progress.done();
+    let (_data, dd) = last.expect("at least the user's case");
+    let free = h.gpu.free_memory()? as usize;
+    let bytes = o.ceiling_bytes.max(dd.x.len()).min(free / 3);
+    h.progress.note(&format!("measuring the device-to-device copy ceiling over {} MiB", bytes >> 20));
+    let c = bench::copy_ceiling(h, bytes, 20)?;
+    let ceiling_gbps = c.gbps;
+    *ceiling = Some(c);
+    let timed: Vec<&Ready> = ready.iter().filter(|r| results[r.index].status == Status::Passed).collect();
+    h.progress.stage("time", timed.len() as u64);
+    let mut extra = Vec::new();
+    let mut baseline_ms = None;
+    for r in timed {
+        let p = &r.prepared;
+        h.progress.step(&p.variant.name);
+        let sets = rotation_sets(h, &dd, p, &mut extra)?;
+        let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
+        let t = bench::time_kernel(h, p, grid, &sets, &o.timing)?;
+        let median = t.device.median;
+        if p.variant.is_baseline() {
+            baseline_ms = Some(median);
+        }
+        let gbps = bench::gbps(dd.view.bytes_moved(dd.dtype), median);
+        results[r.index].perf = Some(Perf {
+            gbps,
+            pct_of_ceiling: Some(100.0 * gbps / ceiling_gbps),
+            speedup_vs_sync: baseline_ms.map(|b| b / median),
+        });
+        results[r.index].timing = Some(t);
+    }
+    h.progress.done();
+    Ok(())
+}

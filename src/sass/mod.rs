@@ -1,0 +1,187 @@
+//! What the compiler really emitted: disassembly of each cubin, the instruction census and the
+//! attestation of the claimed mechanism.
+
+pub mod attest;
+pub mod census;
+pub mod parse;
+
+pub use attest::{Attestation, attest};
+pub use census::Census;
+
+use crate::toolchain::Toolchain;
+use crate::variant::Claim;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Evidence read from a variant's SASS.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SassEvidence {
+    /// The disassembler used, or None when there was none.
+    pub tool: Option<String>,
+    pub census: Option<Census>,
+    pub attestation: Attestation,
+    #[serde(skip)]
+    pub listing: String,
+}
+
+/// Disassembles a cubin with nvdisasm (with line info) or, failing that, cuobjdump.
+pub fn disassemble(cubin: &[u8], tc: &Toolchain) -> Result<Option<(String, String)>> {
+    let tools: Vec<(std::path::PathBuf, Vec<&str>)> = [
+        tc.nvdisasm.clone().map(|p| (p, vec!["-c", "-g"])),
+        tc.cuobjdump.clone().map(|p| (p, vec!["-sass"])),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if tools.is_empty() {
+        return Ok(None);
+    }
+    static SERIAL: AtomicUsize = AtomicUsize::new(0);
+    let n = SERIAL.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("tilepipe-{}-{n}.cubin", std::process::id()));
+    std::fs::write(&path, cubin).map_err(|e| Error::io(&path, e))?;
+    let mut last_err = String::new();
+    for (tool, args) in tools {
+        match Command::new(&tool).args(&args).arg(&path).output() {
+            Ok(out) if out.status.success() => {
+                let _ = std::fs::remove_file(&path);
+                return Ok(Some((tool.display().to_string(), String::from_utf8_lossy(&out.stdout).into_owned())));
+            }
+            Ok(out) => last_err = format!("{}: {}", tool.display(), String::from_utf8_lossy(&out.stderr).trim()),
+            Err(e) => last_err = format!("{}: {e}", tool.display()),
+        }
+    }
+    let _ = std::fs::remove_file(&path);
+    Err(Error::Disassembler { what: "cubin".into(), detail: last_err })
+}
+
+/// Census and attestation of `kernel` in a listing.
+pub fn examine_listing(tool: Option<String>, listing: String, kernel: &str, claim: Claim) -> SassEvidence {
+    let functions = parse::parse(&listing);
+    match functions.iter().find(|f| f.name == kernel) {
+        Some(f) => {
+            let census = Census::of(f);
+            let attestation = attest(claim, &census);
+            SassEvidence { tool, census: Some(census), attestation, listing }
+        }
+        None => SassEvidence {
+            tool,
+            census: None,
+            attestation: Attestation::Unverified { reason: format!("kernel {kernel} not found in the listing") },
+            listing,
+        },
+    }
+}
+
+/// Disassembles and examines; no disassembler gives "unverified", never "attested".
+pub fn examine(cubin: &[u8], tc: &Toolchain, kernel: &str, claim: Claim) -> Result<SassEvidence> {
+    Ok(match disassemble(cubin, tc)? {
+        Some((tool, listing)) => examine_listing(Some(tool), listing, kernel, claim),
+        None => SassEvidence {
+            tool: None,
+            census: None,
+            attestation: Attestation::Unverified {
+                reason: "no disassembler found (nvdisasm or cuobjdump under CUDA_HOME, CUDA_PATH, /usr/local/cuda or PATH)"
+                    .into(),
+            },
+            listing: String::new(),
+        },
+    })
+}
+
+const MOVEMENT: [&str; 8] = ["LDGSTS", "LDGDEPBAR", "DEPBAR", "UBLKCP", "UTMALDG", "SYNCS", "ARRIVES", "BAR"];
+
+/// The listing around each movement or synchronisation instruction (`context` lines either side),
+/// with the line-info comments nvdisasm interleaves, gaps marked by "...".
+pub fn excerpt(listing: &str, context: usize) -> String {
+    let lines: Vec<&str> = listing.lines().collect();
+    let mut keep = vec![false; lines.len()];
+    for f in parse::parse(listing) {
+        for i in f.instructions {
+            let b = i.opcode.split('.').next().unwrap_or("");
+            if MOVEMENT.contains(&b) {
+                let lo = i.line.saturating_sub(context);
+                let hi = (i.line + context).min(lines.len() - 1);
+                keep[lo..=hi].iter_mut().for_each(|k| *k = true);
+            }
+        }
+    }
+    let mut out = String::new();
+    let mut gap = false;
+    for (line, k) in lines.iter().zip(&keep) {
+        if *k {
+            let marked = MOVEMENT.iter().any(|m| line.contains(&format!(" {m}")));
+            out.push_str(if marked { ">> " } else { "   " });
+            out.push_str(line.trim_end());
+            out.push('\n');
+            gap = false;
+        } else if !gap && !out.is_empty() {
+            out.push_str("   ...\n");
+            gap = true;
+        }
+    }
+    out
+}
+
+/// What `tilepipe sass VARIANT` shows: a header (claim, tool, census of the movement classes,
+/// attestation, completion protocol) and the evidence with its listing.
+pub struct Inspection {
+    pub header: String,
+    pub evidence: SassEvidence,
+}
+
+/// Builds one variant (or control) for `arch`, or for the GPU's architecture when none is given,
+/// and examines its SASS.
+pub fn inspect(
+    name: &str,
+    arch: Option<crate::arch::Arch>,
+    dtype: crate::dtype::DType,
+    hidden: usize,
+    tile_rows: Option<usize>,
+    cache: crate::gpu::cache::Cache,
+    device: usize,
+) -> Result<Inspection> {
+    use crate::variant::{BuildConfig, Variant};
+    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
+    let variant = all.iter().find(|v| v.name == name).cloned().ok_or_else(|| {
+        let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+        Error::InvalidArgument(format!("unknown variant '{name}' (allowed: {})", names.join(", ")))
+    })?;
+    crate::workload::View::new(1, hidden, None, 0, None, dtype)?;
+    let arch = match arch {
+        Some(a) => a,
+        None => crate::gpu::Gpu::open(device)?.info.arch,
+    };
+    let tc = Toolchain::discover();
+    let cfg = BuildConfig::new(dtype, hidden, tile_rows);
+    let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
+    let built = crate::kernels::build(&variant, &cfg, arch, &tc, &nvrtc, &cache)?;
+    let evidence = examine(&built.cubin, &tc, crate::kernels::KERNEL_NAME, variant.claim())?;
+    let mut header = format!(
+        "{} ({} {dtype} hidden {hidden}, tile {} rows) for {arch}, NVRTC {nvrtc}{}\nclaim: {}\nattestation: {}\ncompletion: {}\n",
+        variant.name,
+        variant.mechanism.name(),
+        cfg.tile_rows,
+        if built.cache_hit { ", cubin from cache" } else { "" },
+        attest::describe(variant.claim()),
+        evidence.attestation.label(),
+        variant.completion(&cfg),
+    );
+    if let Some(c) = &evidence.census {
+        header.push_str(&format!(
+            "disassembler: {}\ncensus: {} instructions; {}\n",
+            evidence.tool.as_deref().unwrap_or("-"),
+            c.total,
+            c.movement().iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+        ));
+        for b in ["LDGSTS", "UBLKCP", "UTMALDG", "LDG", "STS", "SYNCS", "DEPBAR", "LDL", "STL"] {
+            let f = c.forms(b);
+            if !f.is_empty() {
+                header.push_str(&format!("  {b}: {}\n", f.join(", ")));
+            }
+        }
+    }
+    Ok(Inspection { header, evidence })
+}

@@ -1,0 +1,514 @@
+//! The catalogue of variants: workload x mechanism x stages x copy width (+ flags), and the
+//! deliberately broken controls. A variant knows what it needs from the view and the GPU, what it
+//! claims the SASS will show, and which completion protocol it relies on.
+
+use crate::dtype::DType;
+use crate::workload::View;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    Sync,
+    Regprefetch,
+    Cpasync,
+    MemcpyAsyncPipeline,
+    MemcpyAsyncBarrier,
+    Bulk,
+    Tma,
+}
+
+impl Mechanism {
+    /// The value of MECH in kernels/rmsnorm.cu.
+    pub fn kernel_code(self) -> u32 {
+        match self {
+            Mechanism::Sync => 0,
+            Mechanism::Regprefetch => 1,
+            Mechanism::Cpasync => 2,
+            Mechanism::MemcpyAsyncPipeline => 3,
+            Mechanism::MemcpyAsyncBarrier => 4,
+            Mechanism::Bulk => 5,
+            Mechanism::Tma => 6,
+        }
+    }
+
+    /// Lowest compute capability (as 10 x major + minor) the mechanism exists on.
+    pub fn min_sm(self) -> u32 {
+        match self {
+            Mechanism::Sync | Mechanism::Regprefetch => 70,
+            Mechanism::Cpasync | Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => 80,
+            Mechanism::Bulk | Mechanism::Tma => 90,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Sync => "sync",
+            Mechanism::Regprefetch => "regprefetch",
+            Mechanism::Cpasync => "cpasync",
+            Mechanism::MemcpyAsyncPipeline => "memcpy_async+pipeline",
+            Mechanism::MemcpyAsyncBarrier => "memcpy_async+barrier",
+            Mechanism::Bulk => "bulk",
+            Mechanism::Tma => "tma",
+        }
+    }
+
+    fn uses_mbarrier_ring(self) -> bool {
+        matches!(self, Mechanism::Bulk | Mechanism::Tma)
+    }
+}
+
+/// How a cuda::memcpy_async call is spelled: the size and element type decide the lowering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum McaForm {
+    /// cuda::aligned_size_t<16> on the element pointer.
+    Aligned16,
+    /// A plain size_t: only the element type's alignment is known.
+    ElementAligned,
+    /// aligned_size_t<16> on a type with a user-defined copy assignment.
+    NotTriviallyCopyable,
+}
+
+impl McaForm {
+    fn code(self) -> u32 {
+        match self {
+            McaForm::Aligned16 => 0,
+            McaForm::ElementAligned => 1,
+            McaForm::NotTriviallyCopyable => 2,
+        }
+    }
+}
+
+/// One protocol step broken on purpose. Controls must fail validation on every run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Control {
+    SkipWait,
+    EarlyRelease,
+    Overfill,
+    CommitAfterWait,
+    WrongParity,
+    NoExpectTx,
+    /// Host side: the tensor map's row stride is 16 bytes short of the view's.
+    WrongStride,
+}
+
+impl Control {
+    /// The value of CONTROL in the kernel (0 for controls that break the host side only).
+    fn code(self) -> u32 {
+        match self {
+            Control::SkipWait => 1,
+            Control::EarlyRelease => 2,
+            Control::Overfill => 3,
+            Control::CommitAfterWait => 4,
+            Control::WrongParity => 5,
+            Control::NoExpectTx => 6,
+            Control::WrongStride => 0,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Control::SkipWait => "consumer reads the slot without waiting for its copy",
+            Control::EarlyRelease => "slot released before every reader finished",
+            Control::Overfill => "producer refills the slot being read (one tile more in flight than slots)",
+            Control::CommitAfterWait => "cp.async commit placed after the wait (the wait covers nothing)",
+            Control::WrongParity => "consumer waits on the other mbarrier phase parity",
+            Control::NoExpectTx => "producer arrives without expect_tx (phase completes before the bytes land)",
+            Control::WrongStride => "tensor map row stride 16 bytes short of the view's",
+        }
+    }
+}
+
+/// What the SASS must show for the variant's claim to hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Claim {
+    /// No asynchronous copy at all; the data goes through registers (LDG then STS).
+    Synchronous,
+    /// cp.async of `bytes` per instruction (LDGSTS), L1-bypassing when `bypass`.
+    Ldgsts { bytes: u32, bypass: bool },
+    /// cp.async.bulk (UBLKCP).
+    BulkCopy,
+    /// cp.async.bulk.tensor (UTMALDG).
+    TensorCopy,
+    /// A high-level API (cuda::memcpy_async): any asynchronous copy; which one is reported as found.
+    AnyAsync,
+}
+
+/// Everything that shapes one kernel build besides the variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct BuildConfig {
+    pub dtype: DType,
+    pub hidden: usize,
+    pub tile_rows: usize,
+    /// Threads that compute (the block, plus one producer warp when warp-specialised).
+    pub consumers: u32,
+    /// Bit 1: random sleeps in the producer, bit 2: in the consumer.
+    pub stress: u32,
+    /// Tiles per sampled block that record a timeline (0: clean build).
+    pub trace_tiles: u32,
+}
+
+impl BuildConfig {
+    pub const DEFAULT_CONSUMERS: u32 = 256;
+
+    /// Tiles of about 16 KB: big enough to keep bytes in flight, small enough for 4 stages and
+    /// several blocks per SM.
+    pub fn default_tile_rows(hidden: usize, dtype: DType) -> usize {
+        (16384 / (hidden * dtype.size())).clamp(1, 8)
+    }
+
+    pub fn new(dtype: DType, hidden: usize, tile_rows: Option<usize>) -> Self {
+        BuildConfig {
+            dtype,
+            hidden,
+            tile_rows: tile_rows.unwrap_or_else(|| Self::default_tile_rows(hidden, dtype)),
+            consumers: Self::DEFAULT_CONSUMERS,
+            stress: 0,
+            trace_tiles: 0,
+        }
+    }
+
+    pub fn row_bytes(&self) -> u32 {
+        (self.hidden * self.dtype.size()) as u32
+    }
+
+    /// Bytes of one slot (rounded to 128 as the kernel does).
+    pub fn slot_bytes(&self) -> u32 {
+        (self.tile_rows as u32 * self.row_bytes()).div_ceil(128) * 128
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Variant {
+    pub name: String,
+    pub mechanism: Mechanism,
+    pub stages: u32,
+    /// Bytes per copy instruction for per-thread copies (sync, regprefetch, cp.async,
+    /// memcpy_async); bulk and TMA copy a row or a whole tile per instruction.
+    pub copy_bytes: u32,
+    /// cp.async.cg (L2 only) rather than .ca.
+    pub bypass_l1: bool,
+    pub mca_form: Option<McaForm>,
+    /// A dedicated producer warp (mbarrier ring only).
+    pub warp_specialized: bool,
+    pub control: Option<Control>,
+}
+
+impl Variant {
+    fn new(name: &str, mechanism: Mechanism, stages: u32, copy_bytes: u32) -> Variant {
+        Variant {
+            name: name.to_string(),
+            mechanism,
+            stages,
+            copy_bytes,
+            bypass_l1: false,
+            mca_form: None,
+            warp_specialized: false,
+            control: None,
+        }
+    }
+
+    fn cpasync(stages: u32, bytes: u32) -> Variant {
+        let cg = bytes == 16;
+        let name = format!("cpasync-{}{bytes}-s{stages}", if cg { "cg" } else { "ca" });
+        Variant { bypass_l1: cg, ..Variant::new(&name, Mechanism::Cpasync, stages, bytes) }
+    }
+
+    fn mca(mechanism: Mechanism, form: McaForm, stages: u32) -> Variant {
+        let api = if mechanism == Mechanism::MemcpyAsyncPipeline { "pipeline" } else { "barrier" };
+        let f = match form {
+            McaForm::Aligned16 => "a16",
+            McaForm::ElementAligned => "elem",
+            McaForm::NotTriviallyCopyable => "ntc",
+        };
+        Variant { mca_form: Some(form), ..Variant::new(&format!("mca-{api}-{f}-s{stages}"), mechanism, stages, 16) }
+    }
+
+    fn ring(mechanism: Mechanism, stages: u32, ws: bool) -> Variant {
+        let name = format!("{}{}-s{stages}", mechanism.name(), if ws { "-ws" } else { "" });
+        Variant { warp_specialized: ws, ..Variant::new(&name, mechanism, stages, 0) }
+    }
+
+    fn control(base: Variant, control: Control, name: &str) -> Variant {
+        Variant { name: name.to_string(), control: Some(control), ..base }
+    }
+
+    /// The correct variants, sequential baseline first.
+    pub fn catalogue() -> Vec<Variant> {
+        use Mechanism::*;
+        vec![
+            Variant::new("sync", Sync, 1, 16),
+            Variant::new("regprefetch", Regprefetch, 2, 16),
+            Variant::cpasync(2, 16),
+            Variant::cpasync(3, 16),
+            Variant::cpasync(4, 16),
+            Variant::cpasync(2, 8),
+            Variant::cpasync(2, 4),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::Aligned16, 2),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::Aligned16, 3),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::ElementAligned, 2),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::NotTriviallyCopyable, 2),
+            Variant::mca(MemcpyAsyncBarrier, McaForm::Aligned16, 2),
+            Variant::mca(MemcpyAsyncBarrier, McaForm::ElementAligned, 2),
+            Variant::ring(Bulk, 2, false),
+            Variant::ring(Bulk, 3, false),
+            Variant::ring(Tma, 2, false),
+            Variant::ring(Tma, 3, false),
+            Variant::ring(Tma, 4, false),
+            Variant::ring(Tma, 3, true),
+            Variant::ring(Tma, 4, true),
+        ]
+    }
+
+    /// Deliberately broken variants; never timed or ranked.
+    pub fn controls() -> Vec<Variant> {
+        use Control::*;
+        let cp = Variant::cpasync(2, 16);
+        let tma = Variant::ring(Mechanism::Tma, 2, false);
+        let tma_ws = Variant::ring(Mechanism::Tma, 2, true);
+        vec![
+            Variant::control(cp.clone(), SkipWait, "ctl-cpasync-skip-wait"),
+            Variant::control(cp.clone(), EarlyRelease, "ctl-cpasync-early-release"),
+            Variant::control(cp.clone(), Overfill, "ctl-cpasync-overfill"),
+            Variant::control(cp, CommitAfterWait, "ctl-cpasync-commit-after-wait"),
+            Variant::control(tma.clone(), SkipWait, "ctl-tma-skip-wait"),
+            Variant::control(tma_ws, EarlyRelease, "ctl-tma-ws-early-release"),
+            Variant::control(tma.clone(), WrongParity, "ctl-tma-wrong-parity"),
+            Variant::control(tma.clone(), NoExpectTx, "ctl-tma-no-expect-tx"),
+            Variant::control(tma, WrongStride, "ctl-tma-wrong-stride"),
+        ]
+    }
+
+    /// Selects variants by exact name or name prefix from a comma-separated list.
+    pub fn select(all: Vec<Variant>, filter: Option<&str>) -> crate::Result<Vec<Variant>> {
+        let Some(filter) = filter else { return Ok(all) };
+        let mut out: Vec<Variant> = Vec::new();
+        for want in filter.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let hits: Vec<&Variant> = all.iter().filter(|v| v.name == want || v.name.starts_with(want)).collect();
+            if hits.is_empty() {
+                let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+                return Err(crate::Error::InvalidArgument(format!(
+                    "no variant matches '{want}' (allowed: a name or prefix of {})",
+                    names.join(", ")
+                )));
+            }
+            for v in hits {
+                if !out.contains(v) {
+                    out.push(v.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Variants matching the filter by name or prefix; all of them without a filter.
+    pub fn matching(all: Vec<Variant>, filter: Option<&str>) -> Vec<Variant> {
+        match filter {
+            None => all,
+            Some(f) => {
+                let wants: Vec<&str> = f.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+                all.into_iter().filter(|v| wants.iter().any(|w| v.name.starts_with(w))).collect()
+            }
+        }
+    }
+
+    pub fn is_control(&self) -> bool {
+        self.control.is_some()
+    }
+
+    pub fn is_baseline(&self) -> bool {
+        self.mechanism == Mechanism::Sync && self.control.is_none()
+    }
+
+    pub fn threads(&self, cfg: &BuildConfig) -> u32 {
+        cfg.consumers + if self.warp_specialized { 32 } else { 0 }
+    }
+
+    pub fn dynamic_smem(&self, cfg: &BuildConfig) -> u32 {
+        self.stages * cfg.slot_bytes()
+    }
+
+    /// Bytes one copy instruction moves for this configuration.
+    pub fn bytes_per_copy(&self, cfg: &BuildConfig) -> u32 {
+        match self.mechanism {
+            Mechanism::Bulk => cfg.row_bytes(),
+            Mechanism::Tma => cfg.tile_rows as u32 * cfg.row_bytes(),
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => match self.mca_form {
+                Some(McaForm::ElementAligned) => cfg.dtype.size() as u32,
+                _ => 16,
+            },
+            _ => self.copy_bytes,
+        }
+    }
+
+    pub fn claim(&self) -> Claim {
+        match self.mechanism {
+            Mechanism::Sync | Mechanism::Regprefetch => Claim::Synchronous,
+            Mechanism::Cpasync => Claim::Ldgsts { bytes: self.copy_bytes, bypass: self.bypass_l1 },
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => Claim::AnyAsync,
+            Mechanism::Bulk => Claim::BulkCopy,
+            Mechanism::Tma => Claim::TensorCopy,
+        }
+    }
+
+    /// The completion protocol, as the report names it.
+    pub fn completion(&self, cfg: &BuildConfig) -> String {
+        let s = self.stages;
+        match self.mechanism {
+            Mechanism::Sync => "st.shared + bar.sync publishes the tile; bar.sync after compute frees the slot".into(),
+            Mechanism::Regprefetch => {
+                "tile k+1 held in registers during compute; st.shared + bar.sync publishes it and proves slot k-1 free"
+                    .into()
+            }
+            Mechanism::Cpasync => format!(
+                "cp.async.commit_group per tile; cp.async.wait_group {} + bar.sync publishes tile k and proves slot k-1 free",
+                s - 2
+            ),
+            Mechanism::MemcpyAsyncPipeline => format!(
+                "cuda::pipeline<thread_scope_block, {s}>: producer_acquire/producer_commit, consumer_wait, consumer_release"
+            ),
+            Mechanism::MemcpyAsyncBarrier => format!(
+                "cuda::barrier per slot ({s}): arrive_and_wait (all arrivals + copy completion); bar.sync before refill"
+            ),
+            Mechanism::Bulk | Mechanism::Tma => format!(
+                "mbarrier full[s]: expect_tx + complete_tx, consumers wait parity (k/{s})&1; empty[s]: arrive count {} (one per consumer warp), {} waits parity before refill",
+                cfg.consumers / 32,
+                if self.warp_specialized { "producer warp" } else { "thread 0" }
+            ),
+        }
+    }
+
+    /// Why this variant cannot run on `sm` with this view, if it cannot.
+    pub fn unsupported(&self, view: &View, dtype: DType, sm: u32, smem_optin: u32, cfg: &BuildConfig) -> Option<String> {
+        let m = self.mechanism;
+        if sm < m.min_sm() {
+            return Some(format!("{} needs sm_{} or newer (this GPU is sm_{sm})", m.name(), m.min_sm()));
+        }
+        let es = dtype.size();
+        let align = match m {
+            Mechanism::Bulk | Mechanism::Tma => 16,
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => self.bytes_per_copy(cfg) as usize,
+            _ => self.copy_bytes as usize,
+        };
+        if (view.offset * es) % align != 0 || (view.row_stride * es) % align != 0 {
+            return Some(format!(
+                "rows must start {align}-byte aligned: offset {} B and row stride {} B must be multiples of {align}",
+                view.offset * es,
+                view.row_stride * es
+            ));
+        }
+        if m == Mechanism::Tma {
+            if let Err(e) = crate::tma::rmsnorm_map(view, dtype, cfg.tile_rows, 0, None) {
+                return Some(format!("no valid tensor map: {e}"));
+            }
+            if cfg.tile_rows > 256 {
+                return Some(format!("tile of {} rows exceeds the 256-row TMA box", cfg.tile_rows));
+            }
+        }
+        if self.control == Some(Control::WrongStride) && view.row_stride * es < view.hidden * es + 16 {
+            return Some("the wrong-stride control needs a view strided by at least 16 bytes".into());
+        }
+        let smem = self.dynamic_smem(cfg);
+        if smem > smem_optin {
+            return Some(format!(
+                "{} stages x {} B slots = {smem} B of shared memory exceeds the {smem_optin} B a block may use",
+                self.stages,
+                cfg.slot_bytes()
+            ));
+        }
+        None
+    }
+
+    /// The -D options that select this variant in kernels/rmsnorm.cu.
+    pub fn defines(&self, cfg: &BuildConfig) -> Vec<String> {
+        let mut d = vec![
+            format!("-DDTYPE={}", cfg.dtype.kernel_code()),
+            format!("-DHIDDEN={}", cfg.hidden),
+            format!("-DTILE_ROWS={}", cfg.tile_rows),
+            format!("-DCONSUMERS={}", cfg.consumers),
+            format!("-DSTAGES={}", self.stages),
+            format!("-DMECH={}", self.mechanism.kernel_code()),
+            format!("-DCOPY_BYTES={}", if self.mechanism.uses_mbarrier_ring() { 16 } else { self.copy_bytes }),
+            format!("-DCP_CG={}", u32::from(self.bypass_l1)),
+            format!("-DWS={}", u32::from(self.warp_specialized)),
+            format!("-DCONTROL={}", self.control.map_or(0, Control::code)),
+            format!("-DSTRESS={}", cfg.stress),
+            format!("-DTRACE_TILES={}", cfg.trace_tiles),
+        ];
+        if let Some(f) = self.mca_form {
+            d.push(format!("-DMCA_FORM={}", f.code()));
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> BuildConfig {
+        BuildConfig::new(DType::Bf16, 4096, None)
+    }
+
+    #[test]
+    fn catalogue_names_are_unique_and_baseline_first() {
+        let mut all = Variant::catalogue();
+        assert!(all[0].is_baseline());
+        all.extend(Variant::controls());
+        let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+        names.sort();
+        let n = names.len();
+        names.dedup();
+        assert_eq!(n, names.len());
+        assert!(Variant::controls().iter().all(Variant::is_control));
+    }
+
+    #[test]
+    fn default_tiles_are_about_16k() {
+        assert_eq!(cfg().tile_rows, 2);
+        assert_eq!(BuildConfig::default_tile_rows(4096, DType::F32), 1);
+        assert_eq!(BuildConfig::default_tile_rows(64, DType::F32), 8);
+        assert_eq!(cfg().slot_bytes(), 16384);
+    }
+
+    #[test]
+    fn requirements_name_what_is_wrong() {
+        let c = cfg();
+        let cp = Variant::cpasync(2, 16);
+        let ok = View::new(100, 4096, Some(4160), 64, None, DType::Bf16).unwrap();
+        assert_eq!(cp.unsupported(&ok, DType::Bf16, 90, 232448, &c), None);
+        let odd = View::new(100, 4096, Some(4100), 4, None, DType::Bf16).unwrap();
+        let why = cp.unsupported(&odd, DType::Bf16, 90, 232448, &c).unwrap();
+        assert!(why.contains("16-byte aligned"), "{why}");
+        // 4-byte copies take rows aligned to 4 bytes
+        assert_eq!(Variant::cpasync(2, 4).unsupported(&odd, DType::Bf16, 90, 232448, &c), None);
+        let why = cp.unsupported(&ok, DType::Bf16, 75, 232448, &c).unwrap();
+        assert!(why.contains("needs sm_80"), "{why}");
+        let tma = Variant::ring(Mechanism::Tma, 4, false);
+        assert!(tma.unsupported(&ok, DType::Bf16, 86, 232448, &c).unwrap().contains("sm_90"));
+        let why = tma.unsupported(&ok, DType::Bf16, 90, 32768, &c).unwrap();
+        assert!(why.contains("exceeds"), "{why}");
+    }
+
+    #[test]
+    fn select_by_prefix_and_reject_unknown() {
+        let v = Variant::select(Variant::catalogue(), Some("sync,cpasync-cg")).unwrap();
+        let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["sync", "cpasync-cg16-s2", "cpasync-cg16-s3", "cpasync-cg16-s4"]);
+        let e = Variant::select(Variant::catalogue(), Some("warp-magic")).unwrap_err().to_string();
+        assert!(e.contains("warp-magic") && e.contains("allowed"), "{e}");
+    }
+
+    #[test]
+    fn defines_select_the_mechanism() {
+        let d = Variant::controls()[0].defines(&cfg());
+        assert!(d.contains(&"-DMECH=2".to_string()));
+        assert!(d.contains(&"-DCONTROL=1".to_string()));
+        assert!(d.contains(&"-DCP_CG=1".to_string()));
+        let tma = Variant::ring(Mechanism::Tma, 3, true).defines(&cfg());
+        assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
+    }
+}
