@@ -98,6 +98,28 @@ __device__ __forceinline__ void tma_prefetch_descriptor(const void* tensor_map) 
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tensor_map)) : "memory");
 }
 
+// ---- arithmetic and stores used by the compute body ----
+
+// 2^x and 1/x on the special-function unit (relative error about 2^-22).
+__device__ __forceinline__ float ex2_approx(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+__device__ __forceinline__ float rcp_approx(float x) {
+    float y;
+    asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
+
+// Streaming 16-byte store: the output is written once and never reread here.
+__device__ __forceinline__ void st_global_cs_v4(void* p, uint4 v) {
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(gmem_addr(p)), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w)
+                 : "memory");
+}
+
 // ---- barriers, timers, sleeps ----
 
 // bar.sync on a named barrier with an explicit thread count (a subset of the block).

@@ -33,6 +33,11 @@
 #ifndef TRACE_TILES
 #define TRACE_TILES 0
 #endif
+// ONLY 1: copy stage alone (the compute body returns at once); 2: compute stage alone (one tile
+// loaded once, computed for every tile). Model probes for the stage times, never validated results.
+#ifndef ONLY
+#define ONLY 0
+#endif
 #ifndef EPS
 #define EPS 1e-6f
 #endif
@@ -189,20 +194,27 @@ __device__ __forceinline__ void perturb(const Params& p, int k, int role) {
 #define EV_RELEASE 4
 #define EV_COUNT 5
 
-// Records %globaltimer for event ev of the k-th tile of a sampled block (one thread per role).
+// Records %globaltimer (ns, common to all SMs) and clock64 (cycles of this SM, fine-grained) for
+// event ev of the k-th tile of a sampled block, by one thread per role.
 __device__ __forceinline__ void trace(const Params& p, int k, int ev, bool recorder) {
 #if TRACE_TILES
-    if (recorder && blockIdx.x < p.trace_blocks && k < TRACE_TILES)
-        p.trace[((u64)blockIdx.x * TRACE_TILES + k) * EV_COUNT + ev] = global_timer_ns();
+    if (recorder && blockIdx.x < p.trace_blocks && k < TRACE_TILES) {
+        u64* slot = p.trace + (((u64)blockIdx.x * TRACE_TILES + k) * EV_COUNT + ev) * 2;
+        slot[0] = global_timer_ns();
+        slot[1] = clock64();
+    }
 #endif
 }
 
 // ---- the compute body: identical arithmetic for every mechanism ----
 
+// tanh form: gelu(v) = v * sigmoid(2u) = v / (1 + 2^(-2u log2 e)), u = sqrt(2/pi) (v + 0.044715 v^3),
+// folded to v / (1 + 2^(v (C1 + C2 v^2))): three FP32 operations, two special-function ones, one add.
+#define GELU_C1 (-2.3022082f)   // -2 sqrt(2/pi) log2(e)
+#define GELU_C2 (-0.10294324f)  // GELU_C1 * 0.044715
 __device__ __forceinline__ float gelu(float v) {
-    // tanh form: v * sigmoid(2u), u = sqrt(2/pi) * (v + 0.044715 v^3)
-    const float two_u = 1.5957691216057308f * fmaf(0.044715f * v, v * v, v);
-    return __fdividef(v, 1.0f + __expf(-two_u));
+    const float e = ex2_approx(v * fmaf(GELU_C2, v * v, GELU_C1));
+    return v * rcp_approx(1.0f + e);
 }
 
 __device__ __forceinline__ void consumer_sync() { named_barrier_sync(1, CONSUMERS); }
@@ -224,6 +236,9 @@ __device__ __forceinline__ void load_gamma(const Params& p, int ctid, Gamma& g) 
 // Every consumer thread must call it (it holds a consumer-wide barrier).
 __device__ __forceinline__ void compute_tile(const Params& p, const elem_t* slot, int t, int k,
                                              const Gamma& g, int ctid) {
+#if ONLY == 1
+    return;
+#endif
     __shared__ float red[2][TILE_ROWS][NWARPS_C];  // double-buffered by tile parity
     const int rows = tile_rows(p, t);
     const int warp = ctid >> 5, lane = ctid & 31;
@@ -265,7 +280,7 @@ __device__ __forceinline__ void compute_tile(const Params& p, const elem_t* slot
                     unpack(g.v[i], gf);
 #pragma unroll
                     for (int j = 0; j < VEC; ++j) f[j] = gelu(f[j] * inv * gf[j]);
-                    reinterpret_cast<uint4*>(out)[v] = pack(f);
+                    st_global_cs_v4(reinterpret_cast<uint4*>(out) + v, pack(f));
                 }
             }
         }
@@ -549,6 +564,7 @@ __device__ __forceinline__ bool produce(const Params& p, u64* full, u64* empty, 
     const int s = k % STAGES;
     if (k >= STAGES && !wait_phase(p, &empty[s], ((k / STAGES) + 1) & 1, s, ROLE_PRODUCER)) return false;
     perturb(p, k, ROLE_PRODUCER);
+    trace(p, k, EV_ISSUE, true);
 #if CONTROL == CTL_NO_EXPECT_TX
     mbar_arrive(&full[s]);
 #elif MECH == MECH_TMA
@@ -608,10 +624,8 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
 #if WS
     if (tid >= CONSUMERS) {  // producer warp: one elected lane runs ahead by up to STAGES tiles
         if (tid == CONSUMERS) {
-            for (int k = 0; k < n; ++k) {
-                trace(p, k, EV_ISSUE, true);
+            for (int k = 0; k < n; ++k)
                 if (!produce(p, full, empty, first + k * G, k)) return;
-            }
         }
         return;
     }
@@ -619,18 +633,25 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
         if (!consume(p, full, empty, first + k * G, k, g, tid, tid == 0)) return;
 #else
     const bool rec = tid == 0;
-    for (int k = 0; k < STAGES - 1 && rec; ++k) {
-        trace(p, k, EV_ISSUE, rec);
-        produce(p, full, empty, first + k * G, k);
-    }
+    for (int k = 0; k < STAGES - 1 && rec; ++k) produce(p, full, empty, first + k * G, k);
     for (int k = 0; k < n; ++k) {
-        if (rec) {  // thread 0 refills the slot of tile k-1 once all warps released it
-            trace(p, k + STAGES - 1, EV_ISSUE, rec);
-            if (!produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1)) return;
-        }
+        // thread 0 refills the slot of tile k-1 once all warps released it
+        if (rec && !produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1)) return;
         if (!consume(p, full, empty, first + k * G, k, g, tid, rec)) return;
     }
 #endif
+}
+#endif
+
+#if ONLY == 2
+// The compute stage alone: the block's first tile is loaded once, then computed as every tile.
+__device__ __forceinline__ void run_compute_only(const Params& p, int first, int G, int n, const Gamma& g) {
+    const int tid = threadIdx.x;
+    Staged st;
+    stage_load(p, first, tid, st);
+    stage_store(p, first, 0, tid, st);
+    __syncthreads();
+    for (int k = 0; k < n; ++k) compute_tile(p, slot_ptr(0), first + k * G, k, g, tid);
 }
 #endif
 
@@ -640,5 +661,9 @@ extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_rmsnorm(const __g
     const int n = (p.ntiles - first + G - 1) / G;
     Gamma g;
     load_gamma(p, threadIdx.x < CONSUMERS ? threadIdx.x : 0, g);
+#if ONLY == 2
+    run_compute_only(p, first, G, n, g);
+#else
     run(p, first, G, n, g);
+#endif
 }

@@ -23,6 +23,9 @@ pub const WAIT_TIMEOUT_NS: u64 = 2_000_000_000;
 
 pub struct Harness {
     pub gpu: Gpu,
+    /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
+    /// (slow enough for a missing wait to show).
+    l2_scrub: std::sync::Mutex<DevBuf>,
     pub tc: Toolchain,
     pub cache: Cache,
     pub progress: Progress,
@@ -67,8 +70,10 @@ impl Harness {
             return Err(Error::ArchTooOld { major: gpu.info.arch.major as i32, minor: gpu.info.arch.minor as i32 });
         }
         let nvrtc_version = gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
+        let l2_scrub = std::sync::Mutex::new(gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?);
         Ok(Harness {
             gpu,
+            l2_scrub,
             tc: Toolchain::discover(),
             cache,
             progress,
@@ -86,10 +91,20 @@ impl Harness {
         CacheStats { hits: self.cache_hits.load(Ordering::Relaxed), compiled: self.compiled.load(Ordering::Relaxed) }
     }
 
+    /// Why `v` cannot run on this GPU at all, if it cannot.
+    pub fn unsupported_here(&self, v: &Variant, cfg: &BuildConfig) -> Option<String> {
+        v.unsupported_on(self.info().arch.sm(), self.info().smem_per_block_optin, cfg)
+    }
+
     /// Why `v` cannot run here on `view`, if it cannot.
     pub fn unsupported(&self, v: &Variant, view: &View, cfg: &BuildConfig) -> Option<String> {
-        let i = self.info();
-        v.unsupported(view, cfg.dtype, i.arch.sm(), i.smem_per_block_optin, cfg)
+        self.unsupported_here(v, cfg).or_else(|| v.unsupported_view(view, cfg))
+    }
+
+    /// False once the context has taken a sticky fault (an illegal address, say): every later
+    /// call would fail too.
+    pub fn healthy(&self) -> bool {
+        self.gpu.alloc(16, "a health probe").is_ok() && self.gpu.finish("a health probe", HANG_LIMIT).is_ok()
     }
 
     /// Builds every job in parallel (NVRTC is thread-safe), through the cache.
@@ -143,11 +158,12 @@ impl Harness {
         resident.min(ntiles as u32).max(1)
     }
 
-    /// Runs `p` once on `d` with the output poisoned first, waits (bounded), surfaces in-kernel
-    /// timeouts and faults, and returns the output.
+    /// Runs `p` once on `d` with the output poisoned and the L2 scrubbed first, waits (bounded),
+    /// surfaces in-kernel timeouts and faults, and returns the output.
     pub fn run_checked(&self, p: &Prepared, d: &mut DeviceData, grid: u32, seed: u32) -> Result<Vec<u8>> {
         self.gpu.fill(&mut d.y, DType::POISON_BYTE)?;
         self.gpu.fill(&mut d.status, 0)?;
+        self.gpu.fill(&mut self.l2_scrub.lock().expect("scrub lock"), (seed & 0xff) as u8)?;
         let params = d.params(&self.gpu, p, seed)?;
         self.gpu.launch(&p.kernel, grid, p.resources.threads, p.resources.dynamic_smem, &params)?;
         self.gpu.finish(&p.variant.name, HANG_LIMIT)?;
@@ -191,27 +207,28 @@ impl DeviceData {
     /// Kernel parameters for `p` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<KernelParams> {
-        let es = self.dtype.size() as u64;
-        let x_view = gpu.ptr(&self.x) + self.view.offset as u64 * es;
-        let mut k = KernelParams {
-            x: x_view,
-            y: gpu.ptr(&self.y),
-            gamma: gpu.ptr(&self.gamma),
-            status: gpu.ptr(&self.status),
-            row_stride: self.view.row_stride as i64,
-            timeout_ns: WAIT_TIMEOUT_NS,
-            tokens: self.view.tokens as i32,
-            ntiles: tiles(&self.view, p.cfg.tile_rows) as i32,
-            seed,
-            ..KernelParams::default()
-        };
-        if p.variant.mechanism == crate::variant::Mechanism::Tma {
-            let wrong = (p.variant.control == Some(Control::WrongStride)).then(|| self.view.row_stride as u64 * es - 16);
-            let spec = tma::rmsnorm_map(&self.view, self.dtype, p.cfg.tile_rows, gpu.ptr(&self.x), wrong)
-                .map_err(Error::TensorMap)?;
-            k.tensor_map = gpu::encode_tensor_map(&spec)?;
+        params_on(gpu, p, &self.view, self.dtype, (&self.x, &self.y), (&self.gamma, &self.status), seed)
+    }
+
+    /// Parameter sets over enough copies of the first `view.tokens` rows that every timed launch
+    /// reads device memory, not L2: copies are added to `rot` until x + y of all sets span 4x L2.
+    pub fn rotated(&self, gpu: &Gpu, p: &Prepared, view: &View, rot: &mut Vec<(DevBuf, DevBuf)>) -> Result<Vec<KernelParams>> {
+        let es = self.dtype.size();
+        let x_bytes = View::extent(view.tokens, view.hidden, view.row_stride, view.offset) * es;
+        let y_bytes = view.elements() * es;
+        rot.retain(|(x, y)| x.len() == x_bytes && y.len() == y_bytes);
+        let want = (4 * gpu.info.l2_bytes as usize).div_ceil(x_bytes + y_bytes).clamp(1, 64);
+        while rot.len() + 1 < want {
+            let mut x = gpu.alloc(x_bytes, "a rotated input copy")?;
+            gpu.copy(&self.x, &mut x, x_bytes)?;
+            rot.push((x, gpu.alloc(y_bytes, "a rotated output")?));
         }
-        Ok(k)
+        let side = (&self.gamma, &self.status);
+        let mut sets = vec![params_on(gpu, p, view, self.dtype, (&self.x, &self.y), side, 0)?];
+        for (x, y) in rot.iter() {
+            sets.push(params_on(gpu, p, view, self.dtype, (x, y), side, 0)?);
+        }
+        Ok(sets)
     }
 
     /// Fails with the block, stage and phase of the first in-kernel wait that timed out.
@@ -229,6 +246,29 @@ impl DeviceData {
         }
         Ok(())
     }
+}
+
+/// Parameters for `p` on `view` laid over the buffers (x, y) with (gamma, status).
+fn params_on(gpu: &Gpu, p: &Prepared, view: &View, dtype: DType, (x, y): (&DevBuf, &DevBuf), (gamma, status): (&DevBuf, &DevBuf), seed: u32) -> Result<KernelParams> {
+    let es = dtype.size() as u64;
+    let mut k = KernelParams {
+        x: gpu.ptr(x) + view.offset as u64 * es,
+        y: gpu.ptr(y),
+        gamma: gpu.ptr(gamma),
+        status: gpu.ptr(status),
+        row_stride: view.row_stride as i64,
+        timeout_ns: WAIT_TIMEOUT_NS,
+        tokens: view.tokens as i32,
+        ntiles: tiles(view, p.cfg.tile_rows) as i32,
+        seed,
+        ..KernelParams::default()
+    };
+    if p.variant.mechanism == crate::variant::Mechanism::Tma {
+        let wrong = (p.variant.control == Some(Control::WrongStride)).then(|| view.row_stride as u64 * es - 16);
+        let spec = tma::rmsnorm_map(view, dtype, p.cfg.tile_rows, gpu.ptr(x), wrong).map_err(Error::TensorMap)?;
+        k.tensor_map = gpu::encode_tensor_map(&spec)?;
+    }
+    Ok(k)
 }
 
 /// Validates `p` on `data`: against the reference when it is the baseline (or no baseline output

@@ -6,7 +6,9 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
-use tilepipe::check::suite::{SuiteOptions, run_suite};
+use tilepipe::check::sanitize;
+use tilepipe::check::suite::{SuiteOptions, SuiteReport, run_suite};
+use tilepipe::variant::Variant;
 use tilepipe::check::cases;
 use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
@@ -31,6 +33,9 @@ enum Command {
     Check(CheckArgs),
     /// Census and annotated SASS of one variant (works without a GPU with --arch).
     Sass(SassArgs),
+    /// One launch of one variant on fresh inputs, checked against the reference: for
+    /// compute-sanitizer, Nsight Compute and other tools to observe.
+    Probe(ProbeArgs),
 }
 
 #[derive(Args, Clone)]
@@ -130,6 +135,28 @@ struct CheckArgs {
     /// Writes check.json here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Also run variants under compute-sanitizer: racecheck, synccheck, memcheck (comma-separated).
+    #[arg(long)]
+    sanitize: Option<String>,
+    /// Variants and controls run under the sanitizer.
+    #[arg(long, default_value = "sync,cpasync-cg16-s2,cpasync-cg16-s3,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s2,tma-ws-s3,ctl-")]
+    sanitize_variants: String,
+}
+
+#[derive(Args)]
+struct ProbeArgs {
+    /// Exact variant or control name.
+    variant: String,
+    #[command(flatten)]
+    problem: ProblemArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Random sleeps: 1 producer, 2 consumer, 3 both.
+    #[arg(long, default_value_t = 0)]
+    stress: u32,
+    /// Blocks to launch (default: the persistent grid).
+    #[arg(long)]
+    blocks: Option<u32>,
 }
 
 #[derive(Args)]
@@ -176,6 +203,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => cmd_run(a),
         Command::Check(a) => cmd_check(a),
         Command::Sass(a) => cmd_sass(a),
+        Command::Probe(a) => cmd_probe(a),
     }
 }
 
@@ -228,8 +256,11 @@ fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     let h = a.gpu.open()?;
     let i = h.info();
     eprintln!("{} ({}), driver {}, NVRTC {}; {}", i.name, i.arch, i.driver_version, i.nvrtc_version, h.tc.describe());
-    let opts = SuiteOptions { dtypes, hidden, variants: a.variants, control_runs: a.runs.max(1), seed: a.seed };
-    let report = run_suite(&h, &opts)?;
+    let opts = SuiteOptions { dtypes, hidden, variants: a.variants, runs: a.runs.max(1), seed: a.seed };
+    let mut report = run_suite(&h, &opts)?;
+    if let Some(tools) = &a.sanitize {
+        sanitize(&h, &mut report, &sanitize::parse_tools(tools)?, &a.sanitize_variants, a.seed)?;
+    }
     for s in &report.skipped {
         println!("skip {s}");
     }
@@ -240,6 +271,50 @@ fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{} passed, {} failed", report.passed(), report.failed());
     Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// Runs the chosen variants under each compute-sanitizer tool through `tilepipe probe`. Correct
+/// variants must come out clean; racecheck must report a hazard for at least one control.
+fn sanitize(h: &Harness, report: &mut SuiteReport, tools: &[String], variants: &str, seed: u64) -> anyhow::Result<()> {
+    let Some(sanitizer) = h.tc.compute_sanitizer.clone() else {
+        report.skipped.push("compute-sanitizer not found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): sanitizer checks not run".into());
+        return Ok(());
+    };
+    let exe = std::env::current_exe()?;
+    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
+    let chosen = Variant::select(all, Some(variants))?;
+    for tool in tools {
+        let mut control_hazards = 0;
+        for v in &chosen {
+            let stress = if v.is_control() { "3" } else { "0" };
+            let args: Vec<String> = ["--dtype", "bf16", "--hidden", "4096", "--tokens", "81", "--blocks", "4", "--stress", stress, "--quiet", "--seed"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([seed.to_string()])
+                .collect();
+            let f = sanitize::run(&sanitizer, tool, &exe, &v.name, &args)?;
+            let n = f.reported;
+            if v.is_control() {
+                control_hazards += n.unwrap_or(0);
+                println!("info {tool} {} (control): {} reported", v.name, n.map_or("no summary".into(), |n| n.to_string()));
+            } else {
+                report.record(format!("{tool} {}", v.name), n == Some(0), format!("{} reported{}", n.map_or("no summary".into(), |n| n.to_string()), if n == Some(0) { String::new() } else { format!("\n{}", f.excerpt) }));
+            }
+            report.sanitizer.push(f);
+        }
+        if tool == "racecheck" && chosen.iter().any(Variant::is_control) {
+            report.record("racecheck reports a hazard for at least one control".into(), control_hazards > 0, format!("{control_hazards} hazards across the controls"));
+        }
+    }
+    Ok(())
+}
+
+fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
+    let view = a.problem.view()?;
+    let h = a.gpu.open()?;
+    let v = tilepipe::run::probe(&h, &a.variant, view, a.problem.dtype, a.problem.seed, a.problem.tile_rows, a.stress, a.blocks)?;
+    println!("{} {}: {}", a.variant, if v.passed { "passed" } else { "FAILED" }, v.failure.as_deref().unwrap_or(&v.checked_against));
+    Ok(if v.passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {

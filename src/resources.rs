@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn thread_and_slot_bound() {
-        let o = occupancy(&SmLimits::sm80(), 1024, 32, 0, 0);
+        let o = occupancy(&SmLimits::sm80(), 1024, 16, 0, 0);
         assert_eq!((o.blocks_per_sm, o.limiter), (2, Limiter::Threads));
         let o = occupancy(&SmLimits::sm80(), 32, 16, 0, 0);
         assert_eq!((o.blocks_per_sm, o.limiter), (32, Limiter::BlockSlots));

@@ -5,7 +5,6 @@
 use crate::bench::{self, Ceiling, TimingOptions};
 use crate::check::cases::{self, Case, Grid};
 use crate::dtype::DType;
-use crate::gpu::KernelParams;
 use crate::harness::{self, DeviceData, Harness, Prepared, tiles};
 use crate::report::{CaseResult, Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
 use crate::variant::{BuildConfig, Variant};
@@ -71,7 +70,7 @@ pub struct Ready {
 pub fn prepare_all(h: &Harness, variants: &[Variant], cfg: &BuildConfig, views: &[View], results: &mut [VariantResult]) -> Vec<Ready> {
     let mut jobs = Vec::new();
     for (i, v) in variants.iter().enumerate() {
-        match views.iter().find_map(|view| h.unsupported(v, view, cfg)) {
+        match h.unsupported_here(v, cfg).or_else(|| views.iter().find_map(|view| v.unsupported_view(view, cfg))) {
             Some(why) => results[i].fail(Status::Skipped, why),
             None => jobs.push((i, v.clone())),
         }
@@ -147,36 +146,15 @@ pub fn validate_case(
                 }
             }
             Err(e @ (Error::WaitTimeout { .. } | Error::Hung { .. })) => res.fail(Status::Failed, format!("{}: {e}", case.name)),
-            Err(e) => return Err(e),
+            Err(e) => {
+                res.fail(Status::Error, format!("{}: {e}", case.name));
+                if !h.healthy() {
+                    return Err(e);
+                }
+            }
         }
     }
     Ok((data, dd))
-}
-
-/// Parameter sets over enough copies of the input that samples read device memory, not L2.
-fn rotation_sets(h: &Harness, dd: &DeviceData, p: &Prepared, extra: &mut Vec<(crate::gpu::DevBuf, crate::gpu::DevBuf)>) -> Result<Vec<KernelParams>> {
-    let per_set = (dd.x.len() + dd.y.len()) as u64;
-    let want = (4 * h.info().l2_bytes).div_ceil(per_set.max(1)).clamp(1, 64) as usize;
-    while extra.len() + 1 < want {
-        let mut x = h.gpu.alloc(dd.x.len(), "a rotated input copy")?;
-        h.gpu.copy(&dd.x, &mut x, dd.x.len())?;
-        let y = h.gpu.alloc(dd.y.len(), "a rotated output")?;
-        extra.push((x, y));
-    }
-    let base = dd.params(&h.gpu, p, 0)?;
-    let es = dd.dtype.size() as u64;
-    let mut sets = vec![base];
-    for (x, y) in extra.iter() {
-        let mut k = base;
-        k.x = h.gpu.ptr(x) + dd.view.offset as u64 * es;
-        k.y = h.gpu.ptr(y);
-        if p.variant.mechanism == crate::variant::Mechanism::Tma {
-            let spec = crate::tma::rmsnorm_map(&dd.view, dd.dtype, p.cfg.tile_rows, h.gpu.ptr(x), None).map_err(Error::TensorMap)?;
-            k.tensor_map = crate::gpu::encode_tensor_map(&spec)?;
-        }
-        sets.push(k);
-    }
-    Ok(sets)
 }
 
 pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
@@ -260,7 +238,7 @@ fn measure(
     for r in timed {
         let p = &r.prepared;
         h.progress.step(&p.variant.name);
-        let sets = rotation_sets(h, &dd, p, &mut extra)?;
+        let sets = dd.rotated(&h.gpu, p, &dd.view, &mut extra)?;
         let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
         let t = bench::time_kernel(h, p, grid, &sets, &o.timing)?;
         let median = t.device.median;
@@ -277,4 +255,25 @@ fn measure(
     }
     h.progress.done();
     Ok(())
+}
+
+/// Runs one variant (or control) once on fresh inputs and checks it against the f64 reference:
+/// a single launch for external tools (compute-sanitizer, Nsight Compute) to observe.
+pub fn probe(h: &Harness, name: &str, view: View, dtype: DType, seed: u64, tile_rows: Option<usize>, stress: u32, blocks: Option<u32>) -> Result<crate::check::Verdict> {
+    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
+    let v = Variant::select(all, Some(name))?.into_iter().find(|v| v.name == name).ok_or_else(|| {
+        Error::InvalidArgument(format!("probe takes one exact variant name, got '{name}'"))
+    })?;
+    let cfg = BuildConfig { stress, ..BuildConfig::new(dtype, view.hidden, tile_rows) };
+    if let Some(why) = h.unsupported(&v, &view, &cfg) {
+        return Err(Error::Unsupported { variant: v.name, reason: why });
+    }
+    let built = h.build_all(&[(v.clone(), cfg)]).remove(0)?;
+    let p = h.prepare(&v, &cfg, built)?;
+    let data = HostData::generate(view, dtype, seed);
+    let mut dd = DeviceData::upload(&h.gpu, &data)?;
+    let n = tiles(&view, cfg.tile_rows);
+    let grid = blocks.unwrap_or_else(|| h.persistent_grid(&p, n));
+    let out = h.run_checked(&p, &mut dd, grid, seed as u32)?;
+    Ok(harness::verdict(&out, &data, cfg.tile_rows, None))
 }

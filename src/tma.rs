@@ -219,7 +219,7 @@ mod tests {
         assert_eq!(row_chunk(4096, DType::Bf16), Some(256));
         assert_eq!(row_chunk(1544, DType::Bf16), Some(8)); // 1544 = 8 x 193
         assert_eq!(row_chunk(1544, DType::F32), Some(8));
-        assert_eq!(row_chunk(8, DType::F32), Some(4));
+        assert_eq!(row_chunk(8, DType::F32), Some(8));
         // 65536 bf16: chunks of 256 leave 256 chunks, the most a box holds
         assert_eq!(row_chunk(65536, DType::Bf16), Some(256));
         assert_eq!(row_chunk(65536 * 2, DType::Bf16), None);

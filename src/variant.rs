@@ -149,6 +149,8 @@ pub struct BuildConfig {
     pub stress: u32,
     /// Tiles per sampled block that record a timeline (0: clean build).
     pub trace_tiles: u32,
+    /// 0: the whole pipeline; 1: the copy stage alone; 2: the compute stage alone (model probes).
+    pub only: u32,
 }
 
 impl BuildConfig {
@@ -168,6 +170,7 @@ impl BuildConfig {
             consumers: Self::DEFAULT_CONSUMERS,
             stress: 0,
             trace_tiles: 0,
+            only: 0,
         }
     }
 
@@ -234,6 +237,18 @@ impl Variant {
 
     fn control(base: Variant, control: Control, name: &str) -> Variant {
         Variant { name: name.to_string(), control: Some(control), ..base }
+    }
+
+    /// A variant of `mechanism` with any stage count (sweeps): 16-byte cp.async.cg, aligned
+    /// memcpy_async, the mbarrier ring with or without a producer warp.
+    pub fn with_stages(mechanism: Mechanism, stages: u32, ws: bool) -> Variant {
+        match mechanism {
+            Mechanism::Sync => Variant::new("sync", mechanism, 1, 16),
+            Mechanism::Regprefetch => Variant::new("regprefetch", mechanism, 2, 16),
+            Mechanism::Cpasync => Variant::cpasync(stages, 16),
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => Variant::mca(mechanism, McaForm::Aligned16, stages),
+            Mechanism::Bulk | Mechanism::Tma => Variant::ring(mechanism, stages, ws),
+        }
     }
 
     /// The correct variants, sequential baseline first.
@@ -381,14 +396,30 @@ impl Variant {
         }
     }
 
-    /// Why this variant cannot run on `sm` with this view, if it cannot.
-    pub fn unsupported(&self, view: &View, dtype: DType, sm: u32, smem_optin: u32, cfg: &BuildConfig) -> Option<String> {
+    /// Why this variant cannot run on this GPU at all, if it cannot.
+    pub fn unsupported_on(&self, sm: u32, smem_optin: u32, cfg: &BuildConfig) -> Option<String> {
         let m = self.mechanism;
         if sm < m.min_sm() {
             return Some(format!("{} needs sm_{} or newer (this GPU is sm_{sm})", m.name(), m.min_sm()));
         }
-        let es = dtype.size();
-        let align = match m {
+        let smem = self.dynamic_smem(cfg);
+        if smem > smem_optin {
+            return Some(format!(
+                "{} stages x {} B slots = {smem} B of shared memory exceeds the {smem_optin} B a block may use",
+                self.stages,
+                cfg.slot_bytes()
+            ));
+        }
+        if self.mechanism == Mechanism::Tma && cfg.tile_rows > 256 {
+            return Some(format!("a tile of {} rows exceeds the 256-row TMA box", cfg.tile_rows));
+        }
+        None
+    }
+
+    /// Why this variant cannot take this view, if it cannot.
+    pub fn unsupported_view(&self, view: &View, cfg: &BuildConfig) -> Option<String> {
+        let es = cfg.dtype.size();
+        let align = match self.mechanism {
             Mechanism::Bulk | Mechanism::Tma => 16,
             Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => self.bytes_per_copy(cfg) as usize,
             _ => self.copy_bytes as usize,
@@ -400,24 +431,13 @@ impl Variant {
                 view.row_stride * es
             ));
         }
-        if m == Mechanism::Tma {
-            if let Err(e) = crate::tma::rmsnorm_map(view, dtype, cfg.tile_rows, 0, None) {
-                return Some(format!("no valid tensor map: {e}"));
-            }
-            if cfg.tile_rows > 256 {
-                return Some(format!("tile of {} rows exceeds the 256-row TMA box", cfg.tile_rows));
-            }
+        if self.mechanism == Mechanism::Tma
+            && let Err(e) = crate::tma::rmsnorm_map(view, cfg.dtype, cfg.tile_rows, 0, None)
+        {
+            return Some(format!("no valid tensor map: {e}"));
         }
-        if self.control == Some(Control::WrongStride) && view.row_stride * es < view.hidden * es + 16 {
+        if self.control == Some(Control::WrongStride) && view.row_stride < view.hidden + 16 / es {
             return Some("the wrong-stride control needs a view strided by at least 16 bytes".into());
-        }
-        let smem = self.dynamic_smem(cfg);
-        if smem > smem_optin {
-            return Some(format!(
-                "{} stages x {} B slots = {smem} B of shared memory exceeds the {smem_optin} B a block may use",
-                self.stages,
-                cfg.slot_bytes()
-            ));
         }
         None
     }
@@ -437,6 +457,7 @@ impl Variant {
             format!("-DCONTROL={}", self.control.map_or(0, Control::code)),
             format!("-DSTRESS={}", cfg.stress),
             format!("-DTRACE_TILES={}", cfg.trace_tiles),
+            format!("-DONLY={}", cfg.only),
         ];
         if let Some(f) = self.mca_form {
             d.push(format!("-DMCA_FORM={}", f.code()));
@@ -479,18 +500,23 @@ mod tests {
         let c = cfg();
         let cp = Variant::cpasync(2, 16);
         let ok = View::new(100, 4096, Some(4160), 64, None, DType::Bf16).unwrap();
-        assert_eq!(cp.unsupported(&ok, DType::Bf16, 90, 232448, &c), None);
+        assert_eq!(cp.unsupported_view(&ok, &c), None);
+        assert_eq!(cp.unsupported_on(90, 232448, &c), None);
         let odd = View::new(100, 4096, Some(4100), 4, None, DType::Bf16).unwrap();
-        let why = cp.unsupported(&odd, DType::Bf16, 90, 232448, &c).unwrap();
+        let why = cp.unsupported_view(&odd, &c).unwrap();
         assert!(why.contains("16-byte aligned"), "{why}");
         // 4-byte copies take rows aligned to 4 bytes
-        assert_eq!(Variant::cpasync(2, 4).unsupported(&odd, DType::Bf16, 90, 232448, &c), None);
-        let why = cp.unsupported(&ok, DType::Bf16, 75, 232448, &c).unwrap();
+        assert_eq!(Variant::cpasync(2, 4).unsupported_view(&odd, &c), None);
+        let why = cp.unsupported_on(75, 232448, &c).unwrap();
         assert!(why.contains("needs sm_80"), "{why}");
         let tma = Variant::ring(Mechanism::Tma, 4, false);
-        assert!(tma.unsupported(&ok, DType::Bf16, 86, 232448, &c).unwrap().contains("sm_90"));
-        let why = tma.unsupported(&ok, DType::Bf16, 90, 32768, &c).unwrap();
+        assert!(tma.unsupported_on(86, 232448, &c).unwrap().contains("sm_90"));
+        let why = tma.unsupported_on(90, 32768, &c).unwrap();
         assert!(why.contains("exceeds"), "{why}");
+        let dense = View::new(100, 4096, None, 0, None, DType::Bf16).unwrap();
+        let ctl = Variant::controls().into_iter().find(|v| v.control == Some(Control::WrongStride)).unwrap();
+        assert!(ctl.unsupported_view(&dense, &c).unwrap().contains("strided"));
+        assert_eq!(ctl.unsupported_view(&ok, &c), None);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 pub mod cases;
 pub mod compare;
+pub mod sanitize;
 pub mod suite;
 
 pub use compare::{Verdict, WrongElement};

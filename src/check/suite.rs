@@ -1,6 +1,7 @@
-//! The GPU suite behind `tilepipe check`: every variant x precision x validation shape, the SASS
-//! attestation of every strict claim, the occupancy cross-check, and the negative controls, each
-//! of which must be caught on every one of K runs. Prints `N passed, N failed` last.
+//! The GPU suite behind `tilepipe check`: every variant x precision x validation shape; stress
+//! runs with random sleeps; the negative controls, each of which must be caught on every run;
+//! the SASS attestation of every strict claim; the occupancy cross-check. Prints `N passed,
+//! N failed` last.
 
 use super::cases::{self, Case};
 use crate::dtype::DType;
@@ -17,8 +18,8 @@ pub struct SuiteOptions {
     pub dtypes: Vec<DType>,
     pub hidden: Vec<usize>,
     pub variants: Option<String>,
-    /// Runs per control (each with fresh inputs); every one must catch it.
-    pub control_runs: usize,
+    /// Stress runs per correct variant and runs per control, each on fresh inputs.
+    pub runs: usize,
     pub seed: u64,
 }
 
@@ -34,7 +35,11 @@ pub struct SuiteReport {
     pub tests: Vec<TestResult>,
     pub skipped: Vec<String>,
     pub results: Vec<VariantResult>,
+    pub sanitizer: Vec<super::sanitize::Finding>,
 }
+
+/// Random sleeps in both producer and consumer (bits 1 and 2 of STRESS).
+pub const STRESS_BOTH: u32 = 3;
 
 impl SuiteReport {
     pub fn passed(&self) -> usize {
@@ -45,10 +50,37 @@ impl SuiteReport {
         self.tests.len() - self.passed()
     }
 
-    fn record(&mut self, name: String, passed: bool, detail: String) {
-        println!("{} {name}{}", if passed { "ok  " } else { "FAIL" }, if detail.is_empty() { String::new() } else { format!(": {detail}") });
+    pub fn record(&mut self, name: String, passed: bool, detail: String) {
+        let sep = if detail.is_empty() { "" } else { ": " };
+        println!("{} {name}{sep}{detail}", if passed { "ok  " } else { "FAIL" });
         self.tests.push(TestResult { name, passed, detail });
     }
+}
+
+/// Result slots reset to "passed", keeping the build evidence.
+fn fresh(results: &[VariantResult]) -> Vec<VariantResult> {
+    results.iter().map(|r| VariantResult { status: Status::Passed, detail: None, validation: Vec::new(), ..r.clone() }).collect()
+}
+
+/// Builds `variants` under `cfg` into `results` (appended), returning ready kernels whose indices
+/// point into `results`.
+fn prepare_into(h: &Harness, variants: &[Variant], cfg: &BuildConfig, results: &mut Vec<VariantResult>, report: &mut SuiteReport, tag: &str) -> Vec<Ready> {
+    let offset = results.len();
+    let mut mine: Vec<VariantResult> = variants.iter().map(|v| VariantResult::new(v, cfg)).collect();
+    let mut ready = prepare_all(h, variants, cfg, &[], &mut mine);
+    for r in mine.iter().filter(|r| r.status != Status::Passed) {
+        let why = r.detail.clone().unwrap_or_default();
+        if r.status == Status::Skipped {
+            report.skipped.push(format!("{} {tag}: {why}", r.name));
+        } else {
+            report.record(format!("build {} {tag}", r.name), false, why);
+        }
+    }
+    for r in &mut ready {
+        r.index += offset;
+    }
+    results.extend(mine);
+    ready
 }
 
 pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
@@ -65,25 +97,19 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     for &dtype in &o.dtypes {
         for &hidden in &o.hidden {
             let cfg = BuildConfig::new(dtype, hidden, None);
+            let stressed = BuildConfig { stress: STRESS_BOTH, ..cfg };
             let cases = cases::suite_cases(hidden, dtype, cfg.tile_rows)?;
             let tag = format!("{dtype} h{hidden}");
-            let all: Vec<Variant> = correct.iter().chain(&controls).cloned().collect();
-            let mut results: Vec<VariantResult> = all.iter().map(|v| VariantResult::new(v, &cfg)).collect();
-            // only what the GPU itself rules out is skipped here; shapes are checked per case
-            let ready = prepare_all(h, &all, &cfg, &[], &mut results);
-            for r in results.iter().filter(|r| r.status != Status::Passed) {
-                if r.status == Status::Skipped {
-                    report.skipped.push(format!("{} {tag}: {}", r.name, r.detail.clone().unwrap_or_default()));
-                } else {
-                    report.record(format!("build {} {tag}", r.name), false, r.detail.clone().unwrap_or_default());
-                }
-            }
-            evidence_tests(&mut report, &ready, &tag);
-            let (good, ctl): (Vec<&Ready>, Vec<&Ready>) = ready.iter().partition(|r| !r.prepared.variant.is_control());
-            let baseline: Vec<&Ready> = good.iter().copied().filter(|r| r.prepared.variant.is_baseline()).collect();
-            h.progress.stage(&format!("check {tag}"), (cases.len() * good.len() + controls.len() * o.control_runs) as u64);
+            let mut results = Vec::new();
+            let clean = prepare_into(h, &correct, &cfg, &mut results, &mut report, &tag);
+            let stress: Vec<Variant> = correct.iter().chain(&controls).cloned().collect();
+            let shaken = prepare_into(h, &stress, &stressed, &mut results, &mut report, &format!("{tag} stress"));
+            evidence_tests(&mut report, &clean, &tag);
+            let baseline: Vec<&Ready> = clean.iter().filter(|r| r.prepared.variant.is_baseline()).collect();
+            h.progress.stage(&format!("check {tag}"), (cases.len() * clean.len() + shaken.len() * o.runs * 2) as u64);
             for (ci, case) in cases.iter().enumerate() {
-                let runnable: Vec<&Ready> = good.iter().copied().filter(|r| h.unsupported(&r.prepared.variant, &case.view, &cfg).is_none()).collect();
+                let runnable: Vec<&Ready> =
+                    clean.iter().filter(|r| h.unsupported(&r.prepared.variant, &case.view, &cfg).is_none()).collect();
                 let mut res = fresh(&results);
                 validate_case(h, &runnable, &mut res, case, dtype, case_seed(o.seed, ci))?;
                 for r in &runnable {
@@ -91,22 +117,14 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                     report.record(format!("valid {tag} {} [{}]", v.name, case.name), v.status == Status::Passed, v.detail.clone().unwrap_or_default());
                 }
             }
-            for c in ctl {
-                control_test(h, &mut report, &baseline, c, &cases, &results, &cfg, o, &tag)?;
+            for s in &shaken {
+                repeated(h, &mut report, &baseline, s, &cases, &results, &stressed, o, &tag)?;
             }
             h.progress.done();
             report.results.extend(results);
         }
     }
     Ok(report)
-}
-
-/// Result slots reset to "passed", keeping the build evidence.
-fn fresh(results: &[VariantResult]) -> Vec<VariantResult> {
-    results
-        .iter()
-        .map(|r| VariantResult { status: Status::Passed, detail: None, validation: Vec::new(), ..r.clone() })
-        .collect()
 }
 
 fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
@@ -119,7 +137,7 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
             o.blocks_per_sm == res.driver_blocks_per_sm,
             format!("model {} blocks/SM ({}), driver {}", o.blocks_per_sm, o.limiter.name(), res.driver_blocks_per_sm),
         );
-        if p.variant.is_control() || p.variant.claim() == Claim::AnyAsync {
+        if p.variant.claim() == Claim::AnyAsync {
             continue;
         }
         match &p.sass.attestation {
@@ -131,43 +149,52 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
     }
 }
 
+/// K runs of a stressed build on fresh inputs. A correct variant must pass every run; a control
+/// must fail every run.
 #[allow(clippy::too_many_arguments)]
-fn control_test(
+fn repeated(
     h: &Harness,
     report: &mut SuiteReport,
     baseline: &[&Ready],
-    c: &Ready,
+    s: &Ready,
     cases: &[Case],
     results: &[VariantResult],
     cfg: &BuildConfig,
     o: &SuiteOptions,
     tag: &str,
 ) -> Result<()> {
-    let v = &c.prepared.variant;
-    // the steady-state case (many tiles per block), or the strided one where the control needs it
+    let v = &s.prepared.variant;
+    // the first case it takes: the steady state (many tiles per block), or the strided view
     let Some((ci, case)) = cases.iter().enumerate().find(|(_, k)| h.unsupported(v, &k.view, cfg).is_none()) else {
         report.skipped.push(format!("{} {tag}: no suite case fits", v.name));
         return Ok(());
     };
-    let mut caught = 0;
-    let mut first = String::new();
-    for k in 0..o.control_runs {
+    let (mut failed, mut first) = (0, String::new());
+    for k in 0..o.runs {
         let mut res = fresh(results);
-        let subset: Vec<&Ready> = baseline.iter().copied().chain(std::iter::once(c)).collect();
-        validate_case(h, &subset, &mut res, case, cfg.dtype, case_seed(o.seed ^ 0xC0417201, ci * 1000 + k))?;
-        let r = &res[c.index];
+        let pair: Vec<&Ready> = baseline.iter().copied().chain(std::iter::once(s)).collect();
+        validate_case(h, &pair, &mut res, case, cfg.dtype, case_seed(o.seed ^ 0x5EED_0F_57E55, ci * 1000 + k))?;
+        let r = &res[s.index];
         if r.status != Status::Passed {
-            caught += 1;
+            failed += 1;
             if first.is_empty() {
-                first = r.detail.clone().unwrap_or_default();
+                first = format!("run {k}: {}", r.detail.clone().unwrap_or_default());
             }
         }
     }
-    report.record(
-        format!("control {tag} {} [{}]", v.name, case.name),
-        caught == o.control_runs,
-        format!("caught {caught}/{}; {}; first: {}", o.control_runs, v.control.map_or("", |c| c.describe()), truncate(&first, 200)),
-    );
+    let first = truncate(&first, 240);
+    match v.control {
+        Some(c) => report.record(
+            format!("control {tag} {} [{}]", v.name, case.name),
+            failed == o.runs,
+            format!("caught {failed}/{}; {}; first: {first}", o.runs, c.describe()),
+        ),
+        None => report.record(
+            format!("stress {tag} {} [{}]", v.name, case.name),
+            failed == 0,
+            if failed == 0 { format!("0/{} runs failed with random sleeps", o.runs) } else { format!("{failed}/{} runs failed; first: {first}", o.runs) },
+        ),
+    }
     Ok(())
 }
 

@@ -1,0 +1,146 @@
+//! The pipeline model: from per-tile copy and compute times (measured by builds that keep one
+//! stage only), predict a block's time for m tiles, sequentially and through an S-slot ring, and
+//! compare with measurement. Departures past a threshold mean the stages are not independent here.
+
+use serde::{Deserialize, Serialize};
+
+/// Per-tile stage times of one block (any unit, used consistently).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct StageTimes {
+    pub copy: f64,
+    pub compute: f64,
+}
+
+/// Sequential: every tile copies, then computes.
+pub fn sequential(t: StageTimes, m: usize) -> f64 {
+    m as f64 * (t.copy + t.compute)
+}
+
+/// Pipelined, closed form: fill (one copy) + m x the slower stage + drain (one compute) ... minus
+/// the one tile that fill and drain already count: t_copy + (m - 1) max + t_compute.
+pub fn pipelined(t: StageTimes, m: usize) -> f64 {
+    if m == 0 {
+        return 0.0;
+    }
+    t.copy + (m - 1) as f64 * t.copy.max(t.compute) + t.compute
+}
+
+/// Discrete-event simulation of an S-slot ring: the copy of tile k starts once its slot is free
+/// (tile k - S released) and the previous copy finished (copies share one path); compute of
+/// tile k starts once its copy landed and tile k - 1 was computed; the slot is released when its
+/// compute ends. Returns when the last compute ends.
+pub fn simulate(t: StageTimes, m: usize, slots: usize) -> f64 {
+    assert!(slots >= 1);
+    let mut copy_done = vec![0.0f64; m];
+    let mut compute_end = vec![0.0f64; m];
+    let mut last_copy = 0.0f64;
+    for k in 0..m {
+        let slot_free = if k >= slots { compute_end[k - slots] } else { 0.0 };
+        let start = slot_free.max(last_copy);
+        copy_done[k] = start + t.copy;
+        last_copy = copy_done[k];
+        let prev = if k > 0 { compute_end[k - 1] } else { 0.0 };
+        compute_end[k] = copy_done[k].max(prev) + t.compute;
+    }
+    compute_end.last().copied().unwrap_or(0.0)
+}
+
+/// One variant at one tile count: what the model predicted and what was measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    pub variant: String,
+    pub stages: usize,
+    pub tiles_per_block: usize,
+    pub predicted: f64,
+    pub simulated: f64,
+    pub measured: f64,
+    /// measured / predicted - 1.
+    pub departure: f64,
+    pub flagged: bool,
+}
+
+/// Departures past this fraction are flagged.
+pub const THRESHOLD: f64 = 0.15;
+
+pub fn compare(variant: &str, stages: usize, t: StageTimes, m: usize, measured: f64) -> Comparison {
+    let predicted = if stages <= 1 { sequential(t, m) } else { pipelined(t, m) };
+    let departure = measured / predicted - 1.0;
+    Comparison {
+        variant: variant.to_string(),
+        stages,
+        tiles_per_block: m,
+        predicted,
+        simulated: simulate(t, m, stages.max(1)),
+        measured,
+        departure,
+        flagged: departure.abs() > THRESHOLD,
+    }
+}
+
+/// Why a flagged departure happens, in the direction it went.
+pub fn explain(c: &Comparison, t: StageTimes) -> String {
+    if !c.flagged {
+        return "within 15%".into();
+    }
+    if c.departure > 0.0 && c.tiles_per_block < 8 {
+        return "few tiles per block: launch latency and the first copy's full latency dominate, which per-tile stage times do not carry".into();
+    }
+    if c.departure > 0.0 {
+        format!(
+            "slower than max(t_copy, t_compute) = {:.3} per tile: copy and compute contend (DRAM bandwidth shared by reads and the output writes, issue slots, shared-memory ports), so the stages are not independent here",
+            t.copy.max(t.compute)
+        )
+    } else {
+        "faster than the model: other resident blocks on the SM overlap this block's stages (the model has one block), so per-block stage times overstate the cost".into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: StageTimes = StageTimes { copy: 3.0, compute: 2.0 };
+
+    #[test]
+    fn closed_forms_by_hand() {
+        assert_eq!(sequential(T, 4), 20.0);
+        // 3 + 3 x 3 + 2
+        assert_eq!(pipelined(T, 4), 14.0);
+        assert_eq!(pipelined(T, 1), 5.0);
+        assert_eq!(pipelined(T, 0), 0.0);
+    }
+
+    #[test]
+    fn one_slot_simulates_the_sequential_loop() {
+        for m in [1, 2, 7] {
+            assert_eq!(simulate(T, m, 1), sequential(T, m));
+        }
+    }
+
+    #[test]
+    fn two_slots_reach_the_slower_stage() {
+        // copy-bound: copies back to back, the last compute after: 4 x 3 + 2
+        assert_eq!(simulate(T, 4, 2), 14.0);
+        assert_eq!(simulate(T, 4, 2), pipelined(T, 4));
+        // compute-bound: 3 + 4 x 5 when copy 3, compute 5
+        let c = StageTimes { copy: 3.0, compute: 5.0 };
+        assert_eq!(simulate(c, 4, 2), 23.0);
+        assert_eq!(pipelined(c, 4), 23.0);
+        // more slots do not beat the slower stage
+        assert_eq!(simulate(c, 4, 4), 23.0);
+    }
+
+    #[test]
+    fn departures_are_flagged_past_fifteen_percent() {
+        let ok = compare("x", 2, T, 4, 15.0);
+        assert!(!ok.flagged);
+        assert!((ok.departure - (15.0 / 14.0 - 1.0)).abs() < 1e-12);
+        let slow = compare("x", 2, T, 4, 17.0);
+        assert!(slow.flagged && explain(&slow, T).contains("launch latency"));
+        let slow_many = compare("x", 2, T, 40, 1.2 * pipelined(T, 40));
+        assert!(slow_many.flagged && explain(&slow_many, T).contains("contend"));
+        let fast = compare("sync", 1, T, 4, 12.0);
+        assert_eq!(fast.predicted, 20.0);
+        assert!(fast.flagged && explain(&fast, T).contains("resident blocks"));
+    }
+}

@@ -1,0 +1,127 @@
+//! Measures a sweep on the GPU: builds validated before any point is timed, the input generated
+//! once at the largest size and timed through prefixes of it, each point appended as it lands.
+
+use super::{Record, SweepSpec, append, done_keys, key};
+use crate::bench::{self, TimingOptions};
+use crate::check::cases;
+use crate::harness::{DeviceData, Harness, tiles};
+use crate::report::{Status, VariantResult};
+use crate::run::{Ready, case_seed, prepare_all, validate_case};
+use crate::variant::{BuildConfig, Variant};
+use crate::workload::{HostData, View};
+use crate::{Error, Result};
+use std::path::PathBuf;
+
+pub struct SweepOptions {
+    pub spec: SweepSpec,
+    pub hidden: usize,
+    pub seed: u64,
+    pub jsonl: PathBuf,
+    pub resume: bool,
+    pub timing: TimingOptions,
+}
+
+const VALIDATED: &str = "build validated before timing on 4 shapes (small as-given, tail, fewer tiles than stages, strided + offset)";
+const PROBE: &str = "stage probe: one stage only, output meaningless, not validated";
+
+pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
+    let done = if o.resume { done_keys(&o.jsonl)? } else { Default::default() };
+    if !o.resume && o.jsonl.exists() {
+        return Err(Error::InvalidArgument(format!("{} exists: pass --resume to continue it, or another --out", o.jsonl.display())));
+    }
+    let ceiling = bench::copy_ceiling(h, 1 << 30, 10)?.gbps;
+    let mut records = Vec::new();
+    for &dtype in &o.spec.dtypes {
+        let rows: Vec<usize> = if o.spec.tile_rows.is_empty() { vec![BuildConfig::default_tile_rows(o.hidden, dtype)] } else { o.spec.tile_rows.clone() };
+        for tile_rows in rows {
+            let full = BuildConfig::new(dtype, o.hidden, Some(tile_rows));
+            let variants = o.spec.variants();
+            let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
+            if o.spec.probes {
+                sets.push((BuildConfig { only: 1, ..full }, variants.clone()));
+                sets.push((BuildConfig { only: 2, ..full }, vec![Variant::catalogue().remove(0)]));
+            }
+            let small = View::new(tile_rows * 64 + 1, o.hidden, None, 0, None, dtype)?;
+            let mut ready: Vec<(Ready, Vec<VariantResult>)> = Vec::new();
+            for (cfg, vs) in &sets {
+                let mut res: Vec<VariantResult> = vs.iter().map(|v| VariantResult::new(v, cfg)).collect();
+                for r in prepare_all(h, vs, cfg, &[small], &mut res) {
+                    ready.push((r, res.clone()));
+                }
+            }
+            // validate the whole-pipeline builds; probes are not meant to be correct
+            let full_ready: Vec<&Ready> = ready.iter().filter(|(r, _)| r.prepared.cfg.only == 0).map(|(r, _)| r).collect();
+            let mut res: Vec<VariantResult> = variants.iter().map(|v| VariantResult::new(v, &full)).collect();
+            h.progress.stage("validate", 4 * full_ready.len() as u64);
+            for (i, case) in cases::run_cases(small, dtype, tile_rows)?.iter().enumerate() {
+                validate_case(h, &full_ready, &mut res, case, dtype, case_seed(o.seed, i))?;
+            }
+            h.progress.done();
+            for r in res.iter().filter(|r| r.status != Status::Passed) {
+                h.progress.note(&format!("not timed: {} {}", r.name, r.detail.clone().unwrap_or_default()));
+            }
+            let max_tiles = *o.spec.tiles.iter().max().expect("tiles axis has values");
+            let view = View::new(max_tiles * tile_rows, o.hidden, None, 0, None, dtype)?;
+            let need = 2 * view.elements() * dtype.size();
+            let free = h.gpu.free_memory()? as usize;
+            if need > free * 3 / 4 {
+                return Err(Error::OutOfMemory { what: format!("the sweep's largest point ({max_tiles} tiles)"), needed_mib: (need >> 20) as u64, free_mib: (free >> 20) as u64 });
+            }
+            h.progress.note(&format!("generating {} MiB of inputs for up to {max_tiles} tiles", (need / 2) >> 20));
+            let data = HostData::generate(view, dtype, o.seed);
+            let dd = DeviceData::upload(&h.gpu, &data)?;
+            drop(data);
+            let mut tile_counts = o.spec.tiles.clone();
+            tile_counts.sort_unstable();
+            let timed: Vec<&Ready> = ready
+                .iter()
+                .map(|(r, _)| r)
+                .filter(|r| r.prepared.cfg.only != 0 || res.iter().any(|v| v.name == r.prepared.variant.name && v.status == Status::Passed))
+                .collect();
+            h.progress.stage(&format!("sweep {dtype} r{tile_rows}"), (tile_counts.len() * timed.len()) as u64);
+            let mut rot = Vec::new();
+            for &n in &tile_counts {
+                let v = View::new(n * tile_rows, o.hidden, None, 0, None, dtype)?;
+                for r in &timed {
+                    let p = &r.prepared;
+                    let k = key(&p.variant.name, p.cfg.only, dtype, o.hidden, tile_rows, n);
+                    h.progress.step(&k);
+                    if done.contains(&k) {
+                        continue;
+                    }
+                    let params = dd.rotated(&h.gpu, p, &v, &mut rot)?;
+                    let grid = h.persistent_grid(p, tiles(&v, tile_rows));
+                    let t = bench::time_kernel(h, p, grid, &params, &o.timing)?;
+                    let bytes = v.bytes_moved(dtype);
+                    let rec = Record {
+                        key: k,
+                        variant: p.variant.name.clone(),
+                        mechanism: p.variant.mechanism,
+                        stages: p.variant.stages,
+                        only: p.cfg.only,
+                        dtype,
+                        hidden: o.hidden,
+                        tile_rows,
+                        tiles: n,
+                        blocks: grid,
+                        tiles_per_block: n.div_ceil(grid as usize),
+                        bytes_moved: bytes,
+                        median_ms: t.device.median,
+                        min_ms: t.device.min,
+                        max_ms: t.device.max,
+                        rel_stdev: t.device.rel_stdev,
+                        host_submit_us: t.host_submit.median,
+                        gbps: bench::gbps(bytes, t.device.median),
+                        ceiling_gbps: ceiling,
+                        sm_clock_mhz: None,
+                        validated: if p.cfg.only == 0 { VALIDATED.into() } else { PROBE.into() },
+                    };
+                    append(&o.jsonl, &rec)?;
+                    records.push(rec);
+                }
+            }
+            h.progress.done();
+        }
+    }
+    Ok(records)
+}
