@@ -15,6 +15,7 @@ pub mod harness;
 pub mod kernels;
 pub mod model;
 pub mod progress;
+pub mod queue_lab;
 pub mod report;
 pub mod resources;
 pub mod run;

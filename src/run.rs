@@ -2,7 +2,7 @@
 //! evidence, time device execution (and host submission, apart), compare against the copy
 //! ceiling and the sequential baseline.
 
-use crate::bench::{self, Ceiling, TimingOptions};
+use crate::bench::{self, TimingOptions};
 use crate::check::cases::{self, Case, Grid};
 use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, Prepared, tiles};
@@ -21,6 +21,8 @@ pub struct RunOptions {
     pub timing: TimingOptions,
     /// Bytes copied for the device-to-device ceiling (at least this, or the input's size).
     pub ceiling_bytes: usize,
+    /// Also measure the host submission interval of a burst of launches against its device time.
+    pub explain_timing: bool,
     pub command: Vec<String>,
 }
 
@@ -202,9 +204,10 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         ceiling: None,
         cache: h.cache_stats(),
         variants: Vec::new(),
+        timelines: Vec::new(),
         notes: Vec::new(),
     };
-    let fatal = measure(h, o, &cases, &ready, &mut results, &mut out.ceiling).err();
+    let fatal = measure(h, o, &cases, &ready, &mut results, &mut out).err();
     out.variants = results;
     Ok(RunOutcome { results: out, fatal })
 }
@@ -215,7 +218,7 @@ fn measure(
     cases: &[Case],
     ready: &[Ready],
     results: &mut [VariantResult],
-    ceiling: &mut Option<Ceiling>,
+    out: &mut RunResults,
 ) -> Result<()> {
     h.progress.stage("validate", (cases.len() * ready.len()) as u64);
     let mut last = None;
@@ -230,7 +233,7 @@ fn measure(
     h.progress.note(&format!("measuring the device-to-device copy ceiling over {} MiB", bytes >> 20));
     let c = bench::copy_ceiling(h, bytes, 20)?;
     let ceiling_gbps = c.gbps;
-    *ceiling = Some(c);
+    out.ceiling = Some(c);
     let timed: Vec<&Ready> = ready.iter().filter(|r| results[r.index].status == Status::Passed).collect();
     h.progress.stage("time", timed.len() as u64);
     let mut extra = Vec::new();
@@ -252,6 +255,13 @@ fn measure(
             speedup_vs_sync: baseline_ms.map(|b| b / median),
         });
         results[r.index].timing = Some(t);
+        if o.explain_timing && p.variant.is_baseline() {
+            let s = bench::submit_vs_device(h, p, grid, &dd.params(&h.gpu, p, 0)?, 50)?;
+            out.notes.push(format!(
+                "host submission vs device time: {} launches of {} were submitted in {:.3} ms of host time, and the device took {:.3} ms to run them ({:.0}x longer); a shorter submission interval says nothing about device execution",
+                s.launches, s.variant, s.host_submit_ms, s.device_ms, s.device_ms / s.host_submit_ms
+            ));
+        }
     }
     h.progress.done();
     Ok(())

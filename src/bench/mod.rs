@@ -121,3 +121,27 @@ pub fn copy_ceiling(h: &Harness, bytes: usize, repeats: usize) -> Result<Ceiling
 pub fn gbps(bytes: u64, ms: f64) -> f64 {
     bytes as f64 / (ms * 1e-3) / 1e9
 }
+
+/// A case where host submission and device time disagree: `launches` launches submitted back to
+/// back, the host's submission interval (the loop alone, no synchronisation) against the device
+/// time between events recorded before and after them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SubmitVsDevice {
+    pub variant: String,
+    pub launches: usize,
+    pub host_submit_ms: f64,
+    pub device_ms: f64,
+}
+
+pub fn submit_vs_device(h: &Harness, p: &Prepared, grid: u32, params: &KernelParams, launches: usize) -> Result<SubmitVsDevice> {
+    let (a, b) = (h.gpu.event(true)?, h.gpu.event(true)?);
+    h.gpu.record(&a)?;
+    let t = Instant::now();
+    for _ in 0..launches {
+        h.launch(p, grid, params)?;
+    }
+    let host_submit_ms = t.elapsed().as_secs_f64() * 1e3;
+    h.gpu.record(&b)?;
+    h.gpu.finish(&p.variant.name, HANG_LIMIT * launches as u32)?;
+    Ok(SubmitVsDevice { variant: p.variant.name.clone(), launches, host_submit_ms, device_ms: h.gpu.elapsed_ms(&a, &b)? as f64 })
+}

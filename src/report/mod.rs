@@ -21,8 +21,11 @@
 //!   first_wrong_tiles, first_wrong[] {row, col, got, expected}, failure}}, timing {device_ms[],
 //!   device summary, host_submit_us[], host_submit summary, warmup, buffer_sets}, perf {gbps,
 //!   pct_of_ceiling, speedup_vs_sync}
+//! - `timelines[]` (run --timeline): variant, overlap {share, copy_cycles, compute_cycles,
+//!   overlapped_cycles}, clean_ms, instrumented_ms, overhead, verdict, blocks[] (the decoded trace)
 //! - `notes[]`: anything the run wants a reader to know
 
+pub mod html;
 pub mod table;
 
 use crate::bench::{Ceiling, Timing};
@@ -53,6 +56,9 @@ pub struct RunResults {
     pub ceiling: Option<Ceiling>,
     pub cache: CacheStats,
     pub variants: Vec<VariantResult>,
+    /// Overlap figures from instrumented builds (run --timeline), never mixed with the timings above.
+    #[serde(default)]
+    pub timelines: Vec<crate::timeline::capture::TimelineResult>,
     pub notes: Vec<String>,
 }
 
