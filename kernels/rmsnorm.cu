@@ -232,10 +232,16 @@ __device__ __forceinline__ void load_gamma(const Params& p, int ctid, Gamma& g) 
     }
 }
 
+struct Nothing {
+    __device__ void operator()() const {}
+};
+
 // Two passes over the tile in slot: sum of squares per row, then normalise, scale, gelu, store.
-// Every consumer thread must call it (it holds a consumer-wide barrier).
+// Every consumer thread must call it (it holds a consumer-wide barrier). `between` runs after the
+// first pass; only the early-release control gives it work.
+template <class Between = Nothing>
 __device__ __forceinline__ void compute_tile(const Params& p, const elem_t* slot, int t, int k,
-                                             const Gamma& g, int ctid) {
+                                             const Gamma& g, int ctid, Between between = Between()) {
 #if ONLY == 1
     return;
 #endif
@@ -262,6 +268,7 @@ __device__ __forceinline__ void compute_tile(const Params& p, const elem_t* slot
         if (lane == 0) red[k & 1][r][warp] = acc;
     }
     consumer_sync();
+    between();
     perturb(p, k, ROLE_CONSUMER);
 #pragma unroll
     for (int r = 0; r < TILE_ROWS; ++r) {
@@ -376,7 +383,7 @@ __device__ __forceinline__ void cpasync_issue(const Params& p, int t, int s, int
 
 // Protocol per tile k: wait_group(STAGES-2) + bar.sync publishes tile k and proves every thread is
 // done with tile k-1; only then is tile k+STAGES-1 issued into k-1's slot.
-#if CONTROL == CTL_OVERFILL
+#if CONTROL == CTL_OVERFILL || CONTROL == CTL_EARLY_RELEASE
 #define LEAD STAGES  // one tile more in flight than there are slots
 #else
 #define LEAD (STAGES - 1)
@@ -401,24 +408,26 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
 #if CONTROL == CTL_COMMIT_AFTER_WAIT
         cp_async_commit();
 #endif
-#if CONTROL == CTL_EARLY_RELEASE
-        perturb(p, k + LEAD, ROLE_PRODUCER);
-        trace(p, k + LEAD, EV_ISSUE, rec);
-        cpasync_issue(p, t + LEAD * G, (k + LEAD) % STAGES, tid);
-        cp_async_commit();
         __syncthreads();
-#else
-        __syncthreads();
-        perturb(p, k + LEAD, ROLE_PRODUCER);
         trace(p, k, EV_READY, rec);
+#if CONTROL == CTL_EARLY_RELEASE
+        // the slot is refilled right after the first pass, while the second pass still reads it
+        trace(p, k, EV_COMPUTE_BEGIN, rec);
+        compute_tile(p, slot_ptr(k % STAGES), t, k, g, tid, [&] {
+            trace(p, k + LEAD, EV_ISSUE, rec);
+            cpasync_issue(p, t + LEAD * G, (k + LEAD) % STAGES, tid);
+            cp_async_commit();
+        });
+#else
+        perturb(p, k + LEAD, ROLE_PRODUCER);
         trace(p, k + LEAD, EV_ISSUE, rec);
         cpasync_issue(p, t + LEAD * G, (k + LEAD) % STAGES, tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
         cp_async_commit();
 #endif
-#endif
         trace(p, k, EV_COMPUTE_BEGIN, rec);
         compute_tile(p, slot_ptr(k % STAGES), t, k, g, tid);
+#endif
         trace(p, k, EV_COMPUTE_END, rec);
         trace(p, k, EV_RELEASE, rec);
     }
@@ -545,11 +554,16 @@ __device__ __forceinline__ void report_timeout(const Params& p, int stage, u32 p
     }
 }
 
-// Bounded wait: a lost completion becomes a reported timeout and the thread leaves.
+__device__ __forceinline__ bool aborted(const Params& p) { return *reinterpret_cast<volatile u32*>(p.status) != 0U; }
+
+// Bounded wait. A lost completion sets the launch's abort flag (with where it happened); from then
+// on every wait in every block returns at once, so all threads run to the end of their loops and
+// no barrier is left waiting on a thread that quit. Such a launch is reported as a timeout.
 __device__ __forceinline__ bool wait_phase(const Params& p, u64* bar, u32 parity, int stage, int role) {
     if (mbar_try_wait(bar, parity)) return true;
     const u64 start = global_timer_ns();
     while (!mbar_try_wait(bar, parity)) {
+        if (aborted(p)) return false;
         if (global_timer_ns() - start > p.timeout_ns) {
             report_timeout(p, stage, parity, role);
             return false;
@@ -558,11 +572,11 @@ __device__ __forceinline__ bool wait_phase(const Params& p, u64* bar, u32 parity
     return true;
 }
 
-// Issues tile k (tile index t) into slot k % STAGES; false if its slot never came back.
-__device__ __forceinline__ bool produce(const Params& p, u64* full, u64* empty, int t, int k) {
-    if (t >= p.ntiles) return true;
+// Issues tile k (tile index t) into slot k % STAGES, unless its slot never came back.
+__device__ __forceinline__ void produce(const Params& p, u64* full, u64* empty, int t, int k) {
+    if (t >= p.ntiles) return;
     const int s = k % STAGES;
-    if (k >= STAGES && !wait_phase(p, &empty[s], ((k / STAGES) + 1) & 1, s, ROLE_PRODUCER)) return false;
+    if (k >= STAGES && !wait_phase(p, &empty[s], ((k / STAGES) + 1) & 1, s, ROLE_PRODUCER)) return;
     perturb(p, k, ROLE_PRODUCER);
     trace(p, k, EV_ISSUE, true);
 #if CONTROL == CTL_NO_EXPECT_TX
@@ -578,17 +592,17 @@ __device__ __forceinline__ bool produce(const Params& p, u64* full, u64* empty, 
     for (int r = 0; r < tile_rows(p, t); ++r)
         bulk_copy_g2s(slot_ptr(s) + r * HIDDEN, tile_src(p, t) + (long long)r * p.row_stride, ROW_BYTES, &full[s]);
 #endif
-    return true;
 }
 
-// Consumes tile k: wait full, compute, release; false if the wait timed out.
-__device__ __forceinline__ bool consume(const Params& p, u64* full, u64* empty, int t, int k,
-                                       const Gamma& g, int ctid, bool rec) {
+// Consumes tile k: wait full, compute, release. After an abort it computes on whatever the slot
+// holds, keeping every barrier's participants together.
+__device__ __forceinline__ void consume(const Params& p, u64* full, u64* empty, int t, int k,
+                                        const Gamma& g, int ctid, bool rec) {
     const int s = k % STAGES;
 #if CONTROL == CTL_WRONG_PARITY
-    if (!wait_phase(p, &full[s], ((k / STAGES) + 1) & 1, s, ROLE_CONSUMER)) return false;
+    wait_phase(p, &full[s], ((k / STAGES) + 1) & 1, s, ROLE_CONSUMER);
 #elif CONTROL != CTL_SKIP_WAIT
-    if (!wait_phase(p, &full[s], (k / STAGES) & 1, s, ROLE_CONSUMER)) return false;
+    wait_phase(p, &full[s], (k / STAGES) & 1, s, ROLE_CONSUMER);
 #endif
     trace(p, k, EV_READY, rec);
 #if CONTROL == CTL_EARLY_RELEASE
@@ -603,7 +617,6 @@ __device__ __forceinline__ bool consume(const Params& p, u64* full, u64* empty, 
     if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
 #endif
     trace(p, k, EV_RELEASE, rec);
-    return true;
 }
 
 __device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
@@ -623,21 +636,18 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
     __syncthreads();
 #if WS
     if (tid >= CONSUMERS) {  // producer warp: one elected lane runs ahead by up to STAGES tiles
-        if (tid == CONSUMERS) {
-            for (int k = 0; k < n; ++k)
-                if (!produce(p, full, empty, first + k * G, k)) return;
-        }
+        if (tid == CONSUMERS)
+            for (int k = 0; k < n; ++k) produce(p, full, empty, first + k * G, k);
         return;
     }
-    for (int k = 0; k < n; ++k)
-        if (!consume(p, full, empty, first + k * G, k, g, tid, tid == 0)) return;
+    for (int k = 0; k < n; ++k) consume(p, full, empty, first + k * G, k, g, tid, tid == 0);
 #else
     const bool rec = tid == 0;
     for (int k = 0; k < STAGES - 1 && rec; ++k) produce(p, full, empty, first + k * G, k);
     for (int k = 0; k < n; ++k) {
         // thread 0 refills the slot of tile k-1 once all warps released it
-        if (rec && !produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1)) return;
-        if (!consume(p, full, empty, first + k * G, k, g, tid, rec)) return;
+        if (rec) produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1);
+        consume(p, full, empty, first + k * G, k, g, tid, rec);
     }
 #endif
 }

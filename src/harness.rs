@@ -126,15 +126,28 @@ impl Harness {
         out
     }
 
-    /// Loads a build and records its resources, occupancy and SASS evidence.
-    pub fn prepare(&self, variant: &Variant, cfg: &BuildConfig, built: Built) -> Result<Prepared> {
+    /// SASS evidence of a build. Stress, timeline and stage-probe builds are not examined: their
+    /// evidence is their clean build's.
+    pub fn evidence(&self, variant: &Variant, cfg: &BuildConfig, built: &Built) -> Result<SassEvidence> {
+        if cfg.stress != 0 || cfg.trace_tiles != 0 || cfg.only != 0 {
+            return Ok(SassEvidence {
+                tool: None,
+                census: None,
+                attestation: crate::sass::Attestation::Unverified { reason: "instrumented build: see the clean build's evidence".into() },
+                listing: String::new(),
+            });
+        }
+        sass::examine(&built.cubin, &self.tc, KERNEL_NAME, variant.claim())
+    }
+
+    /// Loads a build and records its resources and occupancy beside its SASS evidence.
+    pub fn prepare(&self, variant: &Variant, cfg: &BuildConfig, built: Built, sass: SassEvidence) -> Result<Prepared> {
         let kernel = self.gpu.load(&built.cubin, KERNEL_NAME)?;
         let threads = variant.threads(cfg);
         let dynamic_smem = variant.dynamic_smem(cfg);
         let driver_blocks_per_sm = self.gpu.prepare(&kernel, threads, dynamic_smem)?;
         let f = kernel.resources;
         let occupancy = occupancy(&SmLimits::of(self.info()), threads, f.registers, f.static_smem, dynamic_smem);
-        let sass = sass::examine(&built.cubin, &self.tc, KERNEL_NAME, variant.claim())?;
         Ok(Prepared {
             variant: variant.clone(),
             cfg: *cfg,

@@ -10,6 +10,7 @@ use crate::report::{CaseResult, Perf, RunResults, SCHEMA_VERSION, Status, Varian
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::{HostData, View, rmsnorm};
 use crate::{Error, Result};
+use rayon::prelude::*;
 
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -78,13 +79,16 @@ pub fn prepare_all(h: &Harness, variants: &[Variant], cfg: &BuildConfig, views: 
         }
     }
     let builds = h.build_all(&jobs.iter().map(|(_, v)| (v.clone(), *cfg)).collect::<Vec<_>>());
+    // disassembly runs a tool per build: in parallel
+    let evidence: Vec<Result<crate::sass::SassEvidence>> =
+        jobs.par_iter().zip(&builds).map(|((_, v), b)| b.as_ref().map_err(|e| Error::InvalidArgument(e.to_string())).and_then(|b| h.evidence(v, cfg, b))).collect();
     let mut ready = Vec::new();
     h.progress.stage("load", jobs.len() as u64);
-    for ((i, v), built) in jobs.into_iter().zip(builds) {
+    for (((i, v), built), ev) in jobs.into_iter().zip(builds).zip(evidence) {
         h.progress.step(&v.name);
         let prepared = built.and_then(|b| {
             results[i].build = Some(b.clone());
-            h.prepare(&v, cfg, b)
+            h.prepare(&v, cfg, b, ev?)
         });
         match prepared {
             Ok(p) => {
@@ -147,7 +151,12 @@ pub fn validate_case(
                     baseline = Some((out, verdict));
                 }
             }
-            Err(e @ (Error::WaitTimeout { .. } | Error::Hung { .. })) => res.fail(Status::Failed, format!("{}: {e}", case.name)),
+            Err(e @ Error::WaitTimeout { .. }) => res.fail(Status::Failed, format!("{}: {e}", case.name)),
+            // a kernel that never ended still holds the GPU: nothing after it can run
+            Err(e @ Error::Hung { .. }) => {
+                res.fail(Status::Failed, format!("{}: {e}", case.name));
+                return Err(e);
+            }
             Err(e) => {
                 res.fail(Status::Error, format!("{}: {e}", case.name));
                 if !h.healthy() {
@@ -279,7 +288,8 @@ pub fn probe(h: &Harness, name: &str, view: View, dtype: DType, seed: u64, tile_
         return Err(Error::Unsupported { variant: v.name, reason: why });
     }
     let built = h.build_all(&[(v.clone(), cfg)]).remove(0)?;
-    let p = h.prepare(&v, &cfg, built)?;
+    let ev = h.evidence(&v, &cfg, &built)?;
+    let p = h.prepare(&v, &cfg, built, ev)?;
     let data = HostData::generate(view, dtype, seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
     let n = tiles(&view, cfg.tile_rows);

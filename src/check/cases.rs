@@ -62,6 +62,13 @@ pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Vec<
     ])
 }
 
+/// The shape of the stress runs and the controls: strided and offset (so a wrong stride shows), a
+/// tail tile, and four blocks walking ~16 tiles each; small, so that K runs on fresh inputs are cheap.
+pub fn stress_case(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Case> {
+    let pad = 64 / dtype.size();
+    Ok(Case::new("stress: strided, 4 blocks x ~16 tiles", View::new(tile_rows * 64 + 1, hidden, Some(hidden + pad), pad, None, dtype)?, Grid::Fixed(4)))
+}
+
 /// Parses a user's --hidden list for the suite.
 pub fn parse_hidden(list: &str) -> Result<Vec<usize>> {
     list.split(',')
