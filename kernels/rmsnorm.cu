@@ -650,6 +650,11 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
         consume(p, full, empty, first + k * G, k, g, tid, rec);
     }
 #endif
+#if CONTROL
+    // A broken completion protocol can leave copies in flight at exit, and a bulk copy landing in
+    // the shared memory of a block that has gone faults the whole context: controls linger first.
+    for (int i = 0; i < 20; ++i) __nanosleep(10000);
+#endif
 }
 #endif
 

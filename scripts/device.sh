@@ -27,13 +27,13 @@ for s in "$@"; do
       timeout 60 $bin run --variants sync,cpasync-cg16-s2 --tokens 65536 > "$d/run2.log" 2>&1
       echo "second run exit $?"; grep -E "cubin cache" "$d/run2.log" ;;
     check)
-      timeout 250 $bin check --out "$d" > "$d/check.log" 2>&1
+      timeout 270 $bin check --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-300 | tail -25 ;;
     sweep)
       timeout 100 $bin sweep --axis stages=2,3 --out "$d" > "$d/sweep.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/sweep.log" | cut -c1-200 | tail -40 ;;
     racecheck)
-      timeout 70 $bin check --dtypes bf16 --suite-hidden 4096 --runs 1 --variants sync --sanitize racecheck --out "$d" > "$d/racecheck.log" 2>&1
+      timeout 60 $bin check --dtypes bf16 --suite-hidden 4096 --runs 1 --variants sync --sanitize racecheck --out "$d" > "$d/racecheck.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|racecheck|passed, " "$d/racecheck.log" | cut -c1-200 | tail -25 ;;
     *) echo "unknown step $s" ;;
   esac

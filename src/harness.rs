@@ -18,8 +18,10 @@ use std::time::Duration;
 
 /// How long one launch may take before it is reported as hung.
 pub const HANG_LIMIT: Duration = Duration::from_secs(60);
-/// Bound on every in-kernel mbarrier wait.
-pub const WAIT_TIMEOUT_NS: u64 = 2_000_000_000;
+/// Bound on every in-kernel mbarrier wait: far above any legitimate wait (microseconds), short
+/// enough that a control ending in a timeout costs little. Under compute-sanitizer waits are
+/// slower by orders of magnitude, so `probe` takes a longer bound.
+pub const WAIT_TIMEOUT_NS: u64 = 100_000_000;
 
 pub struct Harness {
     pub gpu: Gpu,
@@ -196,6 +198,8 @@ pub fn tiles(view: &View, tile_rows: usize) -> usize {
 
 /// One problem's buffers on the device.
 pub struct DeviceData {
+    /// Bound on each in-kernel wait (ns).
+    pub wait_timeout_ns: u64,
     pub view: View,
     pub dtype: DType,
     pub x: DevBuf,
@@ -208,6 +212,7 @@ impl DeviceData {
     pub fn upload(gpu: &Gpu, data: &HostData) -> Result<DeviceData> {
         let out_bytes = data.view.elements() * data.dtype.size();
         Ok(DeviceData {
+            wait_timeout_ns: WAIT_TIMEOUT_NS,
             view: data.view,
             dtype: data.dtype,
             x: gpu.upload(&data.x, "the input X")?,
@@ -220,7 +225,9 @@ impl DeviceData {
     /// Kernel parameters for `p` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<KernelParams> {
-        params_on(gpu, p, &self.view, self.dtype, (&self.x, &self.y), (&self.gamma, &self.status), seed)
+        let mut k = params_on(gpu, p, &self.view, self.dtype, (&self.x, &self.y), (&self.gamma, &self.status), seed)?;
+        k.timeout_ns = self.wait_timeout_ns;
+        Ok(k)
     }
 
     /// Parameter sets over enough copies of the first `view.tokens` rows that every timed launch

@@ -246,7 +246,7 @@ struct CheckArgs {
     #[arg(long)]
     sanitize: Option<String>,
     /// Variants and controls run under the sanitizer.
-    #[arg(long, default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-")]
+    #[arg(long, default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release")]
     sanitize_variants: String,
 }
 
@@ -264,6 +264,12 @@ struct ProbeArgs {
     /// Blocks to launch (default: the persistent grid).
     #[arg(long)]
     blocks: Option<u32>,
+    /// Bound on each in-kernel wait, in ms (raise it under compute-sanitizer).
+    #[arg(long, default_value_t = 100)]
+    wait_timeout_ms: u64,
+    /// Launches, each on fresh inputs (seed, seed + 1, ...); one line per run.
+    #[arg(long, default_value_t = 1)]
+    runs: u64,
 }
 
 #[derive(Args)]
@@ -414,8 +420,7 @@ fn sanitize(h: &Harness, report: &mut SuiteReport, tools: &[String], variants: &
     for tool in tools {
         let mut control_hazards = 0;
         for v in &chosen {
-            let stress = if v.is_control() { "3" } else { "0" };
-            let args: Vec<String> = ["--dtype", "bf16", "--hidden", "4096", "--tokens", "81", "--blocks", "4", "--stress", stress, "--quiet", "--seed"]
+            let args: Vec<String> = ["--dtype", "bf16", "--hidden", "4096", "--tokens", "81", "--blocks", "4", "--wait-timeout-ms", "30000", "--quiet", "--seed"]
                 .iter()
                 .map(|s| s.to_string())
                 .chain([seed.to_string()])
@@ -440,9 +445,19 @@ fn sanitize(h: &Harness, report: &mut SuiteReport, tools: &[String], variants: &
 fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
     let h = a.gpu.open()?;
-    let v = tilepipe::run::probe(&h, &a.variant, view, a.problem.dtype, a.problem.seed, a.problem.tile_rows, a.stress, a.blocks)?;
-    println!("{} {}: {}", a.variant, if v.passed { "passed" } else { "FAILED" }, v.failure.as_deref().unwrap_or(&v.checked_against));
-    Ok(if v.passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let mut all_passed = true;
+    for i in 0..a.runs.max(1) {
+        let seed = a.problem.seed + i;
+        let r = tilepipe::run::probe(&h, &a.variant, view, a.problem.dtype, seed, a.problem.tile_rows, a.stress, a.blocks, a.wait_timeout_ms * 1_000_000);
+        let (passed, detail) = match r {
+            Ok(v) => (v.passed, v.failure.unwrap_or(v.checked_against)),
+            Err(e @ tilepipe::Error::WaitTimeout { .. }) => (false, e.to_string()),
+            Err(e) => return Err(e.into()),
+        };
+        println!("run {i} {}: {}: {detail}", a.variant, if passed { "passed" } else { "FAILED" });
+        all_passed &= passed;
+    }
+    Ok(if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// The variants a timeline list names, minus those this GPU cannot run (said on stderr).

@@ -278,7 +278,8 @@ fn measure(
 
 /// Runs one variant (or control) once on fresh inputs and checks it against the f64 reference:
 /// a single launch for external tools (compute-sanitizer, Nsight Compute) to observe.
-pub fn probe(h: &Harness, name: &str, view: View, dtype: DType, seed: u64, tile_rows: Option<usize>, stress: u32, blocks: Option<u32>) -> Result<crate::check::Verdict> {
+#[allow(clippy::too_many_arguments)]
+pub fn probe(h: &Harness, name: &str, view: View, dtype: DType, seed: u64, tile_rows: Option<usize>, stress: u32, blocks: Option<u32>, wait_timeout_ns: u64) -> Result<crate::check::Verdict> {
     let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
     let v = Variant::select(all, Some(name))?.into_iter().find(|v| v.name == name).ok_or_else(|| {
         Error::InvalidArgument(format!("probe takes one exact variant name, got '{name}'"))
@@ -292,6 +293,7 @@ pub fn probe(h: &Harness, name: &str, view: View, dtype: DType, seed: u64, tile_
     let p = h.prepare(&v, &cfg, built, ev)?;
     let data = HostData::generate(view, dtype, seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
+    dd.wait_timeout_ns = wait_timeout_ns;
     let n = tiles(&view, cfg.tile_rows);
     let grid = blocks.unwrap_or_else(|| h.persistent_grid(&p, n));
     let out = h.run_checked(&p, &mut dd, grid, seed as u32)?;

@@ -330,6 +330,12 @@ impl Variant {
         }
     }
 
+    /// A control whose broken protocol can fault the device (a transaction count driven below
+    /// zero); the suite runs it in a child process so a fault cannot take the suite's context down.
+    pub fn may_fault(&self) -> bool {
+        self.control == Some(Control::NoExpectTx)
+    }
+
     pub fn is_control(&self) -> bool {
         self.control.is_some()
     }

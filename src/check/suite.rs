@@ -170,7 +170,10 @@ fn repeated(
         return Ok(());
     }
     let (mut failed, mut first) = (0, String::new());
-    for k in 0..o.runs {
+    if v.may_fault() {
+        (failed, first) = in_child(v, case, cfg, o)?;
+    }
+    for k in 0..if v.may_fault() { 0 } else { o.runs } {
         let mut res = fresh(results);
         let pair: Vec<&Ready> = baseline.iter().copied().chain(std::iter::once(s)).collect();
         validate_case(h, &pair, &mut res, case, cfg.dtype, case_seed(o.seed ^ 0x5EED_0F_57E55, k))?;
@@ -196,6 +199,49 @@ fn repeated(
         ),
     }
     Ok(())
+}
+
+/// Runs a control that may fault the device in `tilepipe probe --runs` child processes: a fault
+/// ends a child (and counts as caught), the next child takes the remaining runs.
+fn in_child(v: &Variant, case: &Case, cfg: &BuildConfig, o: &SuiteOptions) -> Result<(usize, String)> {
+    let exe = std::env::current_exe().map_err(|e| crate::Error::io("current executable", e))?;
+    let (mut done, mut caught, mut first) = (0usize, 0usize, String::new());
+    while done < o.runs {
+        let c = &case.view;
+        let blocks = match case.grid {
+            cases::Grid::Fixed(b) => b,
+            _ => 4,
+        };
+        let out = std::process::Command::new(&exe)
+            .arg("probe")
+            .arg(&v.name)
+            .args(["--dtype", cfg.dtype.name(), "--hidden", &c.hidden.to_string(), "--tokens", &c.tokens.to_string()])
+            .args(["--row-stride", &c.row_stride.to_string(), "--offset", &c.offset.to_string(), "--tile-rows", &cfg.tile_rows.to_string()])
+            .args(["--stress", &cfg.stress.to_string(), "--blocks", &blocks.to_string(), "--quiet"])
+            .args(["--runs", &(o.runs - done).to_string(), "--seed", &(o.seed ^ 0xC41D + done as u64).to_string()])
+            .output()
+            .map_err(|e| crate::Error::io(&exe, e))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("run ")).collect();
+        for l in &lines {
+            if !l.contains(": passed") {
+                caught += 1;
+                if first.is_empty() {
+                    first = l.to_string();
+                }
+            }
+        }
+        done += lines.len();
+        if !out.status.success() && done < o.runs && lines.iter().all(|l| l.contains(": passed") || l.contains(": FAILED")) {
+            // the child died in the run after its last line: a fault, which the control caused
+            caught += 1;
+            done += 1;
+            if first.is_empty() {
+                first = format!("run {}: the launch faulted: {}", done - 1, String::from_utf8_lossy(&out.stderr).trim());
+            }
+        }
+    }
+    Ok((caught, first))
 }
 
 fn truncate(s: &str, n: usize) -> String {
