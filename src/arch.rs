@@ -26,7 +26,11 @@ impl FromStr for Arch {
     type Err = crate::Error;
     /// Accepts sm_90, 90, 9.0.
     fn from_str(s: &str) -> crate::Result<Self> {
-        let bad = || crate::Error::InvalidArgument(format!("unknown architecture '{s}' (allowed: sm_XY such as sm_80, sm_90)"));
+        let bad = || {
+            crate::Error::InvalidArgument(format!(
+                "unknown architecture '{s}' (allowed: sm_XY such as sm_80, sm_90)"
+            ))
+        };
         let t = s.trim().trim_start_matches("sm_");
         let (major, minor) = match t.split_once('.') {
             Some((a, b)) => (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?),

@@ -53,9 +53,21 @@ impl DType {
     /// Output rounding dominates: half an ulp is 2^-24 (f32), 2^-11 (f16), 2^-9 (bf16).
     pub fn tolerance(self) -> Tolerance {
         match self {
-            DType::F32 => Tolerance { rel_l2: 1e-5, rtol: 1e-4, atol: 1e-6 },
-            DType::F16 => Tolerance { rel_l2: 1e-3, rtol: 2e-3, atol: 1e-5 },
-            DType::Bf16 => Tolerance { rel_l2: 8e-3, rtol: 8e-3, atol: 1e-6 },
+            DType::F32 => Tolerance {
+                rel_l2: 1e-5,
+                rtol: 1e-4,
+                atol: 1e-6,
+            },
+            DType::F16 => Tolerance {
+                rel_l2: 1e-3,
+                rtol: 2e-3,
+                atol: 1e-5,
+            },
+            DType::Bf16 => Tolerance {
+                rel_l2: 8e-3,
+                rtol: 8e-3,
+                atol: 1e-6,
+            },
         }
     }
 
@@ -84,7 +96,9 @@ impl DType {
     /// True when element `i` still holds the poison pattern.
     pub fn is_poison(self, bytes: &[u8], i: usize) -> bool {
         let n = self.size();
-        bytes[n * i..n * i + n].iter().all(|&b| b == Self::POISON_BYTE)
+        bytes[n * i..n * i + n]
+            .iter()
+            .all(|&b| b == Self::POISON_BYTE)
     }
 }
 
@@ -101,7 +115,9 @@ impl FromStr for DType {
             "f32" | "fp32" | "float" => Ok(DType::F32),
             "f16" | "fp16" | "half" => Ok(DType::F16),
             "bf16" | "bfloat16" => Ok(DType::Bf16),
-            _ => Err(crate::Error::InvalidArgument(format!("unknown dtype '{s}' (allowed: f32, f16, bf16)"))),
+            _ => Err(crate::Error::InvalidArgument(format!(
+                "unknown dtype '{s}' (allowed: f32, f16, bf16)"
+            ))),
         }
     }
 }
@@ -146,6 +162,9 @@ mod tests {
         assert_eq!("BF16".parse::<DType>().unwrap(), DType::Bf16);
         assert_eq!("fp32".parse::<DType>().unwrap(), DType::F32);
         let e = "int8".parse::<DType>().unwrap_err().to_string();
-        assert!(e.contains("int8") && e.contains("allowed: f32, f16, bf16"), "{e}");
+        assert!(
+            e.contains("int8") && e.contains("allowed: f32, f16, bf16"),
+            "{e}"
+        );
     }
 }

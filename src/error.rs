@@ -19,10 +19,14 @@ pub enum Error {
     #[error("GPU {ordinal} requested but only {count} visible (allowed: 0..{count})")]
     BadDevice { ordinal: usize, count: usize },
 
-    #[error("architecture sm_{major}{minor} is too old: tilepipe needs sm_70 or newer (cp.async sm_80, TMA and bulk sm_90)")]
+    #[error(
+        "architecture sm_{major}{minor} is too old: tilepipe needs sm_70 or newer (cp.async sm_80, TMA and bulk sm_90)"
+    )]
     ArchTooOld { major: i32, minor: i32 },
 
-    #[error("NVRTC not found: {detail}. Install a CUDA toolkit (libnvrtc.so) or put its lib folder on LD_LIBRARY_PATH")]
+    #[error(
+        "NVRTC not found: {detail}. Install a CUDA toolkit (libnvrtc.so) or put its lib folder on LD_LIBRARY_PATH"
+    )]
     NoNvrtc { detail: String },
 
     #[error("invalid shape: {0}")]
@@ -38,27 +42,49 @@ pub enum Error {
     TensorMap(String),
 
     #[error("compiling {kernel} for {arch} failed (options: {options}):\n{log}")]
-    Compile { kernel: String, arch: String, options: String, log: String },
+    Compile {
+        kernel: String,
+        arch: String,
+        options: String,
+        log: String,
+    },
 
     #[error(
         "out of device memory: {what} needs {needed_mib} MiB, {free_mib} MiB free; use fewer --tokens or a smaller --hidden"
     )]
-    OutOfMemory { what: String, needed_mib: u64, free_mib: u64 },
+    OutOfMemory {
+        what: String,
+        needed_mib: u64,
+        free_mib: u64,
+    },
 
     #[error("CUDA call {call} failed: {detail}")]
     Cuda { call: String, detail: String },
 
-    #[error("pipeline wait timed out (block {block}, stage {stage}, phase {parity}, {role}) in {variant}")]
-    WaitTimeout { variant: String, block: u32, stage: u32, parity: u32, role: String },
+    #[error(
+        "pipeline wait timed out (block {block}, stage {stage}, phase {parity}, {role}) in {variant}"
+    )]
+    WaitTimeout {
+        variant: String,
+        block: u32,
+        stage: u32,
+        parity: u32,
+        role: String,
+    },
 
-    #[error("kernel {variant} did not finish within {seconds} s; the GPU may need the process to exit")]
+    #[error(
+        "kernel {variant} did not finish within {seconds} s; the GPU may need the process to exit"
+    )]
     Hung { variant: String, seconds: u64 },
 
     #[error("disassembler failed on {what}: {detail}")]
     Disassembler { what: String, detail: String },
 
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 
     #[error("{path}: {detail}")]
     Format { path: PathBuf, detail: String },
@@ -69,10 +95,16 @@ pub enum Error {
 
 impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     pub fn cuda(call: &str, detail: impl std::fmt::Display) -> Self {
-        Error::Cuda { call: call.to_string(), detail: detail.to_string() }
+        Error::Cuda {
+            call: call.to_string(),
+            detail: detail.to_string(),
+        }
     }
 }

@@ -2,7 +2,9 @@
 //! occupancy, SASS evidence) and runs them on device data with every fault checked.
 
 use crate::check::compare;
-use crate::gpu::{self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, KernelParams, cache::Cache};
+use crate::gpu::{
+    self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, KernelParams, cache::Cache,
+};
 use crate::kernels::{self, Built, KERNEL_NAME};
 use crate::progress::Progress;
 use crate::resources::{Occupancy, SmLimits, occupancy};
@@ -69,10 +71,15 @@ impl Harness {
     pub fn open(ordinal: usize, cache: Cache, progress: Progress) -> Result<Harness> {
         let gpu = Gpu::open(ordinal)?;
         if gpu.info.arch.sm() < 70 {
-            return Err(Error::ArchTooOld { major: gpu.info.arch.major as i32, minor: gpu.info.arch.minor as i32 });
+            return Err(Error::ArchTooOld {
+                major: gpu.info.arch.major as i32,
+                minor: gpu.info.arch.minor as i32,
+            });
         }
         let nvrtc_version = gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
-        let l2_scrub = std::sync::Mutex::new(gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?);
+        let l2_scrub = std::sync::Mutex::new(
+            gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?,
+        );
         Ok(Harness {
             gpu,
             l2_scrub,
@@ -90,7 +97,10 @@ impl Harness {
     }
 
     pub fn cache_stats(&self) -> CacheStats {
-        CacheStats { hits: self.cache_hits.load(Ordering::Relaxed), compiled: self.compiled.load(Ordering::Relaxed) }
+        CacheStats {
+            hits: self.cache_hits.load(Ordering::Relaxed),
+            compiled: self.compiled.load(Ordering::Relaxed),
+        }
     }
 
     /// Why `v` cannot run on this GPU at all, if it cannot.
@@ -100,13 +110,15 @@ impl Harness {
 
     /// Why `v` cannot run here on `view`, if it cannot.
     pub fn unsupported(&self, v: &Variant, view: &View, cfg: &BuildConfig) -> Option<String> {
-        self.unsupported_here(v, cfg).or_else(|| v.unsupported_view(view, cfg))
+        self.unsupported_here(v, cfg)
+            .or_else(|| v.unsupported_view(view, cfg))
     }
 
     /// False once the context has taken a sticky fault (an illegal address, say): every later
     /// call would fail too.
     pub fn healthy(&self) -> bool {
-        self.gpu.alloc(16, "a health probe").is_ok() && self.gpu.finish("a health probe", HANG_LIMIT).is_ok()
+        self.gpu.alloc(16, "a health probe").is_ok()
+            && self.gpu.finish("a health probe", HANG_LIMIT).is_ok()
     }
 
     /// Builds every job in parallel (NVRTC is thread-safe), through the cache.
@@ -115,9 +127,20 @@ impl Harness {
         let out: Vec<Result<Built>> = jobs
             .par_iter()
             .map(|(v, cfg)| {
-                let b = kernels::build(v, cfg, self.info().arch, &self.tc, &self.nvrtc_version, &self.cache);
+                let b = kernels::build(
+                    v,
+                    cfg,
+                    self.info().arch,
+                    &self.tc,
+                    &self.nvrtc_version,
+                    &self.cache,
+                );
                 if let Ok(b) = &b {
-                    let counter = if b.cache_hit { &self.cache_hits } else { &self.compiled };
+                    let counter = if b.cache_hit {
+                        &self.cache_hits
+                    } else {
+                        &self.compiled
+                    };
                     counter.fetch_add(1, Ordering::Relaxed);
                 }
                 self.progress.step(&format!("{} {}", v.name, cfg.dtype));
@@ -130,12 +153,19 @@ impl Harness {
 
     /// SASS evidence of a build. Stress, timeline and stage-probe builds are not examined: their
     /// evidence is their clean build's.
-    pub fn evidence(&self, variant: &Variant, cfg: &BuildConfig, built: &Built) -> Result<SassEvidence> {
+    pub fn evidence(
+        &self,
+        variant: &Variant,
+        cfg: &BuildConfig,
+        built: &Built,
+    ) -> Result<SassEvidence> {
         if cfg.stress != 0 || cfg.trace_tiles != 0 || cfg.only != 0 {
             return Ok(SassEvidence {
                 tool: None,
                 census: None,
-                attestation: crate::sass::Attestation::Unverified { reason: "instrumented build: see the clean build's evidence".into() },
+                attestation: crate::sass::Attestation::Unverified {
+                    reason: "instrumented build: see the clean build's evidence".into(),
+                },
                 listing: String::new(),
             });
         }
@@ -143,13 +173,25 @@ impl Harness {
     }
 
     /// Loads a build and records its resources and occupancy beside its SASS evidence.
-    pub fn prepare(&self, variant: &Variant, cfg: &BuildConfig, built: Built, sass: SassEvidence) -> Result<Prepared> {
+    pub fn prepare(
+        &self,
+        variant: &Variant,
+        cfg: &BuildConfig,
+        built: Built,
+        sass: SassEvidence,
+    ) -> Result<Prepared> {
         let kernel = self.gpu.load(&built.cubin, KERNEL_NAME)?;
         let threads = variant.threads(cfg);
         let dynamic_smem = variant.dynamic_smem(cfg);
         let driver_blocks_per_sm = self.gpu.prepare(&kernel, threads, dynamic_smem)?;
         let f = kernel.resources;
-        let occupancy = occupancy(&SmLimits::of(self.info()), threads, f.registers, f.static_smem, dynamic_smem);
+        let occupancy = occupancy(
+            &SmLimits::of(self.info()),
+            threads,
+            f.registers,
+            f.static_smem,
+            dynamic_smem,
+        );
         Ok(Prepared {
             variant: variant.clone(),
             cfg: *cfg,
@@ -175,19 +217,40 @@ impl Harness {
 
     /// Runs `p` once on `d` with the output poisoned and the L2 scrubbed first, waits (bounded),
     /// surfaces in-kernel timeouts and faults, and returns the output.
-    pub fn run_checked(&self, p: &Prepared, d: &mut DeviceData, grid: u32, seed: u32) -> Result<Vec<u8>> {
+    pub fn run_checked(
+        &self,
+        p: &Prepared,
+        d: &mut DeviceData,
+        grid: u32,
+        seed: u32,
+    ) -> Result<Vec<u8>> {
         self.gpu.fill(&mut d.y, DType::POISON_BYTE)?;
         self.gpu.fill(&mut d.status, 0)?;
-        self.gpu.fill(&mut self.l2_scrub.lock().expect("scrub lock"), (seed & 0xff) as u8)?;
+        self.gpu.fill(
+            &mut self.l2_scrub.lock().expect("scrub lock"),
+            (seed & 0xff) as u8,
+        )?;
         let params = d.params(&self.gpu, p, seed)?;
-        self.gpu.launch(&p.kernel, grid, p.resources.threads, p.resources.dynamic_smem, &params)?;
+        self.gpu.launch(
+            &p.kernel,
+            grid,
+            p.resources.threads,
+            p.resources.dynamic_smem,
+            &params,
+        )?;
         self.gpu.finish(&p.variant.name, HANG_LIMIT)?;
         d.check_status(&self.gpu, &p.variant.name)?;
         self.gpu.download(&d.y)
     }
 
     pub fn launch(&self, p: &Prepared, grid: u32, params: &KernelParams) -> Result<()> {
-        self.gpu.launch(&p.kernel, grid, p.resources.threads, p.resources.dynamic_smem, params)
+        self.gpu.launch(
+            &p.kernel,
+            grid,
+            p.resources.threads,
+            p.resources.dynamic_smem,
+            params,
+        )
     }
 }
 
@@ -225,26 +288,50 @@ impl DeviceData {
     /// Kernel parameters for `p` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<KernelParams> {
-        let mut k = params_on(gpu, p, &self.view, self.dtype, (&self.x, &self.y), (&self.gamma, &self.status), seed)?;
+        let mut k = params_on(
+            gpu,
+            p,
+            &self.view,
+            self.dtype,
+            (&self.x, &self.y),
+            (&self.gamma, &self.status),
+            seed,
+        )?;
         k.timeout_ns = self.wait_timeout_ns;
         Ok(k)
     }
 
     /// Parameter sets over enough copies of the first `view.tokens` rows that every timed launch
     /// reads device memory, not L2: copies are added to `rot` until x + y of all sets span 4x L2.
-    pub fn rotated(&self, gpu: &Gpu, p: &Prepared, view: &View, rot: &mut Vec<(DevBuf, DevBuf)>) -> Result<Vec<KernelParams>> {
+    pub fn rotated(
+        &self,
+        gpu: &Gpu,
+        p: &Prepared,
+        view: &View,
+        rot: &mut Vec<(DevBuf, DevBuf)>,
+    ) -> Result<Vec<KernelParams>> {
         let es = self.dtype.size();
         let x_bytes = View::extent(view.tokens, view.hidden, view.row_stride, view.offset) * es;
         let y_bytes = view.elements() * es;
         rot.retain(|(x, y)| x.len() == x_bytes && y.len() == y_bytes);
-        let want = (4 * gpu.info.l2_bytes as usize).div_ceil(x_bytes + y_bytes).clamp(1, 64);
+        let want = (4 * gpu.info.l2_bytes as usize)
+            .div_ceil(x_bytes + y_bytes)
+            .clamp(1, 64);
         while rot.len() + 1 < want {
             let mut x = gpu.alloc(x_bytes, "a rotated input copy")?;
             gpu.copy(&self.x, &mut x, x_bytes)?;
             rot.push((x, gpu.alloc(y_bytes, "a rotated output")?));
         }
         let side = (&self.gamma, &self.status);
-        let mut sets = vec![params_on(gpu, p, view, self.dtype, (&self.x, &self.y), side, 0)?];
+        let mut sets = vec![params_on(
+            gpu,
+            p,
+            view,
+            self.dtype,
+            (&self.x, &self.y),
+            side,
+            0,
+        )?];
         for (x, y) in rot.iter() {
             sets.push(params_on(gpu, p, view, self.dtype, (x, y), side, 0)?);
         }
@@ -254,14 +341,21 @@ impl DeviceData {
     /// Fails with the block, stage and phase of the first in-kernel wait that timed out.
     pub fn check_status(&self, gpu: &Gpu, variant: &str) -> Result<()> {
         let raw = gpu.download(&self.status)?;
-        let w: Vec<u32> = raw.chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+        let w: Vec<u32> = raw
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         if w[0] != 0 {
             return Err(Error::WaitTimeout {
                 variant: variant.to_string(),
                 block: w[1],
                 stage: w[2],
                 parity: w[3],
-                role: if w[4] == 1 { "producer".into() } else { "consumer".into() },
+                role: if w[4] == 1 {
+                    "producer".into()
+                } else {
+                    "consumer".into()
+                },
             });
         }
         Ok(())
@@ -269,7 +363,15 @@ impl DeviceData {
 }
 
 /// Parameters for `p` on `view` laid over the buffers (x, y) with (gamma, status).
-fn params_on(gpu: &Gpu, p: &Prepared, view: &View, dtype: DType, (x, y): (&DevBuf, &DevBuf), (gamma, status): (&DevBuf, &DevBuf), seed: u32) -> Result<KernelParams> {
+fn params_on(
+    gpu: &Gpu,
+    p: &Prepared,
+    view: &View,
+    dtype: DType,
+    (x, y): (&DevBuf, &DevBuf),
+    (gamma, status): (&DevBuf, &DevBuf),
+    seed: u32,
+) -> Result<KernelParams> {
     let es = dtype.size() as u64;
     let mut k = KernelParams {
         x: gpu.ptr(x) + view.offset as u64 * es,
@@ -284,8 +386,10 @@ fn params_on(gpu: &Gpu, p: &Prepared, view: &View, dtype: DType, (x, y): (&DevBu
         ..KernelParams::default()
     };
     if p.variant.mechanism == crate::variant::Mechanism::Tma {
-        let wrong = (p.variant.control == Some(Control::WrongStride)).then(|| view.row_stride as u64 * es - 16);
-        let spec = tma::rmsnorm_map(view, dtype, p.cfg.tile_rows, gpu.ptr(x), wrong).map_err(Error::TensorMap)?;
+        let wrong = (p.variant.control == Some(Control::WrongStride))
+            .then(|| view.row_stride as u64 * es - 16);
+        let spec = tma::rmsnorm_map(view, dtype, p.cfg.tile_rows, gpu.ptr(x), wrong)
+            .map_err(Error::TensorMap)?;
         k.tensor_map = gpu::encode_tensor_map(&spec)?;
     }
     Ok(k)

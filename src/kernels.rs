@@ -1,10 +1,10 @@
 //! The CUDA sources (embedded) and their compilation for one variant: options, cache, NVRTC.
 
+use crate::Result;
 use crate::arch::Arch;
 use crate::gpu::{cache, nvrtc};
 use crate::toolchain::Toolchain;
 use crate::variant::{BuildConfig, Variant};
-use crate::Result;
 use serde::{Deserialize, Serialize};
 
 pub const PTX_HEADER: (&str, &str) = ("ptx.cuh", include_str!("../kernels/ptx.cuh"));
@@ -14,7 +14,11 @@ pub const KERNEL_NAME: &str = "tilepipe_rmsnorm";
 /// Options for one build: a real architecture (a cubin, never PTX only), C++17, line info for
 /// annotated SASS, the toolkit's include folders, then the variant's -D selections.
 pub fn options(variant: &Variant, cfg: &BuildConfig, arch: Arch, tc: &Toolchain) -> Vec<String> {
-    let mut o = vec![format!("--gpu-architecture={arch}"), "-std=c++17".to_string(), "--generate-line-info".to_string()];
+    let mut o = vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+        "--generate-line-info".to_string(),
+    ];
     o.extend(tc.include_options());
     o.extend(variant.defines(cfg));
     o
@@ -40,16 +44,39 @@ pub fn build(
     cache: &cache::Cache,
 ) -> Result<Built> {
     let options = options(variant, cfg, arch, tc);
-    let key = cache::key(RMSNORM_SOURCE, &[PTX_HEADER], &options, &arch.to_string(), nvrtc_version);
+    let key = cache::key(
+        RMSNORM_SOURCE,
+        &[PTX_HEADER],
+        &options,
+        &arch.to_string(),
+        nvrtc_version,
+    );
     if let Some(cubin) = cache.get(&key) {
-        return Ok(Built { cubin, cache_hit: true, options, log: String::new() });
+        return Ok(Built {
+            cubin,
+            cache_hit: true,
+            options,
+            log: String::new(),
+        });
     }
-    let out = nvrtc::compile(RMSNORM_SOURCE, &[PTX_HEADER], KERNEL_NAME, &options).map_err(|e| match e {
-        crate::Error::Compile { arch, options, log, .. } => {
-            crate::Error::Compile { kernel: format!("{KERNEL_NAME} [{}]", variant.name), arch, options, log }
-        }
-        other => other,
-    })?;
+    let out = nvrtc::compile(RMSNORM_SOURCE, &[PTX_HEADER], KERNEL_NAME, &options).map_err(
+        |e| match e {
+            crate::Error::Compile {
+                arch, options, log, ..
+            } => crate::Error::Compile {
+                kernel: format!("{KERNEL_NAME} [{}]", variant.name),
+                arch,
+                options,
+                log,
+            },
+            other => other,
+        },
+    )?;
     cache.put(&key, &out.cubin)?;
-    Ok(Built { cubin: out.cubin, cache_hit: false, options, log: out.log })
+    Ok(Built {
+        cubin: out.cubin,
+        cache_hit: false,
+        options,
+        log: out.log,
+    })
 }

@@ -6,23 +6,30 @@ use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
+use tilepipe::check::cases;
 use tilepipe::check::sanitize;
 use tilepipe::check::suite::{SuiteOptions, SuiteReport, run_suite};
-use tilepipe::variant::Variant;
-use tilepipe::check::cases;
 use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::harness::Harness;
 use tilepipe::progress::Progress;
+use tilepipe::queue_lab;
 use tilepipe::report::{self, table};
 use tilepipe::run::{RunOptions, run};
-use tilepipe::queue_lab;
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
-use tilepipe::timeline::{self, capture::{TimelineOptions, TimelineResult}};
+use tilepipe::timeline::{
+    self,
+    capture::{TimelineOptions, TimelineResult},
+};
+use tilepipe::variant::Variant;
 use tilepipe::workload::View;
 
 #[derive(Parser)]
-#[command(name = "tilepipe", version, about = "Build, validate and measure asynchronous-copy tile pipelines on NVIDIA GPUs")]
+#[command(
+    name = "tilepipe",
+    version,
+    about = "Build, validate and measure asynchronous-copy tile pipelines on NVIDIA GPUs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -169,7 +176,14 @@ struct ProblemArgs {
 
 impl ProblemArgs {
     fn view(&self) -> tilepipe::Result<View> {
-        View::new(self.tokens, self.hidden, self.row_stride, self.offset, self.alloc, self.dtype)
+        View::new(
+            self.tokens,
+            self.hidden,
+            self.row_stride,
+            self.offset,
+            self.alloc,
+            self.dtype,
+        )
     }
 }
 
@@ -191,7 +205,11 @@ struct GpuArgs {
 
 impl GpuArgs {
     fn open(&self) -> tilepipe::Result<Harness> {
-        Harness::open(self.device, Cache::configure(self.cache_dir.clone(), self.no_cache), Progress::new(self.quiet))
+        Harness::open(
+            self.device,
+            Cache::configure(self.cache_dir.clone(), self.no_cache),
+            Progress::new(self.quiet),
+        )
     }
 }
 
@@ -246,7 +264,10 @@ struct CheckArgs {
     #[arg(long)]
     sanitize: Option<String>,
     /// Variants and controls run under the sanitizer.
-    #[arg(long, default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release")]
+    #[arg(
+        long,
+        default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
+    )]
     sanitize_variants: String,
 }
 
@@ -301,14 +322,25 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             eprintln!("tilepipe: error: {e:#}");
-            ExitCode::from(if e.downcast_ref::<tilepipe::Error>().is_some_and(is_input_error) { 2 } else { 1 })
+            ExitCode::from(
+                if e.downcast_ref::<tilepipe::Error>()
+                    .is_some_and(is_input_error)
+                {
+                    2
+                } else {
+                    1
+                },
+            )
         }
     }
 }
 
 fn is_input_error(e: &tilepipe::Error) -> bool {
     use tilepipe::Error::*;
-    matches!(e, InvalidShape(_) | InvalidArgument(_) | Unsupported { .. } | TensorMap(_) | Lab(_))
+    matches!(
+        e,
+        InvalidShape(_) | InvalidArgument(_) | Unsupported { .. } | TensorMap(_) | Lab(_)
+    )
 }
 
 fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
@@ -329,14 +361,26 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
     let h = a.gpu.open()?;
     let i = h.info();
-    eprintln!("{} ({}, {} SMs, {} MB L2), driver {}, NVRTC {}", i.name, i.arch, i.sm_count, i.l2_bytes >> 20, i.driver_version, i.nvrtc_version);
+    eprintln!(
+        "{} ({}, {} SMs, {} MB L2), driver {}, NVRTC {}",
+        i.name,
+        i.arch,
+        i.sm_count,
+        i.l2_bytes >> 20,
+        i.driver_version,
+        i.nvrtc_version
+    );
     let opts = RunOptions {
         view,
         dtype: a.problem.dtype,
         seed: a.problem.seed,
         tile_rows: a.problem.tile_rows,
         variants: a.variants,
-        timing: TimingOptions { warmup: a.warmup, min_repeats: a.repeats, ..TimingOptions::default() },
+        timing: TimingOptions {
+            warmup: a.warmup,
+            min_repeats: a.repeats,
+            ..TimingOptions::default()
+        },
         ceiling_bytes: 1 << 30,
         explain_timing: a.explain_timing,
         command: std::env::args().collect(),
@@ -345,7 +389,14 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut timeline_svg = None;
     if let (Some(list), None) = (&a.timeline, &outcome.fatal) {
         let variants = traceable(&h, list)?;
-        let t = TimelineOptions { view, dtype: a.problem.dtype, seed: a.problem.seed, tile_rows: a.problem.tile_rows, blocks: 4, tiles: 32 };
+        let t = TimelineOptions {
+            view,
+            dtype: a.problem.dtype,
+            seed: a.problem.seed,
+            tile_rows: a.problem.tile_rows,
+            blocks: 4,
+            tiles: 32,
+        };
         match timeline::capture::capture(&h, &variants, &t) {
             Ok(tl) => {
                 timeline_svg = write_timeline(&tl, a.out.as_deref())?;
@@ -358,14 +409,28 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let stats = h.cache_stats();
     println!(
         "rmsnorm {} tokens {} hidden {} stride {} offset {} ({} MiB moved), tile {} rows; cubin cache: {} hits, {} compiled",
-        r.workload.dtype, view.tokens, view.hidden, view.row_stride, view.offset, r.workload.bytes_moved >> 20, r.workload.tile_rows, stats.hits, stats.compiled
+        r.workload.dtype,
+        view.tokens,
+        view.hidden,
+        view.row_stride,
+        view.offset,
+        r.workload.bytes_moved >> 20,
+        r.workload.tile_rows,
+        stats.hits,
+        stats.compiled
     );
     if let Some(c) = &r.ceiling {
-        println!("copy ceiling (cuMemcpyDtoD, read + write): {:.0} GB/s, median of {}", c.gbps, c.samples_ms.len());
+        println!(
+            "copy ceiling (cuMemcpyDtoD, read + write): {:.0} GB/s, median of {}",
+            c.gbps,
+            c.samples_ms.len()
+        );
     }
     println!("{}", table::performance(r));
     println!("{}", table::evidence(r));
-    println!("device times are CUDA-event medians per launch; host submit is the CPU time of the launch call, not device time");
+    println!(
+        "device times are CUDA-event medians per launch; host submit is the CPU time of the launch call, not device time"
+    );
     print_timelines(&r.timelines);
     for line in table::problems(r).iter().chain(&r.notes) {
         println!("{line}");
@@ -374,26 +439,59 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let path = dir.join("results.json");
         r.write(&path)?;
         let html = dir.join("report.html");
-        std::fs::write(&html, report::html::render(r, timeline_svg.as_deref())).with_context(|| html.display().to_string())?;
+        std::fs::write(&html, report::html::render(r, timeline_svg.as_deref()))
+            .with_context(|| html.display().to_string())?;
         eprintln!("wrote {} and {}", path.display(), html.display());
     }
     if let Some(e) = outcome.fatal {
-        return Err(anyhow::Error::new(e).context("the run stopped early; results so far were kept"));
+        return Err(
+            anyhow::Error::new(e).context("the run stopped early; results so far were kept")
+        );
     }
-    let bad = r.variants.iter().any(|v| matches!(v.status, report::Status::Failed | report::Status::Error));
-    Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let bad = r
+        .variants
+        .iter()
+        .any(|v| matches!(v.status, report::Status::Failed | report::Status::Error));
+    Ok(if bad {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
-    let dtypes = a.dtypes.split(',').map(|s| s.trim().parse::<DType>()).collect::<Result<Vec<_>, _>>()?;
+    let dtypes = a
+        .dtypes
+        .split(',')
+        .map(|s| s.trim().parse::<DType>())
+        .collect::<Result<Vec<_>, _>>()?;
     let hidden = cases::parse_hidden(&a.suite_hidden)?;
     let h = a.gpu.open()?;
     let i = h.info();
-    eprintln!("{} ({}), driver {}, NVRTC {}; {}", i.name, i.arch, i.driver_version, i.nvrtc_version, h.tc.describe());
-    let opts = SuiteOptions { dtypes, hidden, variants: a.variants, runs: a.runs.max(1), seed: a.seed };
+    eprintln!(
+        "{} ({}), driver {}, NVRTC {}; {}",
+        i.name,
+        i.arch,
+        i.driver_version,
+        i.nvrtc_version,
+        h.tc.describe()
+    );
+    let opts = SuiteOptions {
+        dtypes,
+        hidden,
+        variants: a.variants,
+        runs: a.runs.max(1),
+        seed: a.seed,
+    };
     let mut report = run_suite(&h, &opts)?;
     if let Some(tools) = &a.sanitize {
-        sanitize(&h, &mut report, &sanitize::parse_tools(tools)?, &a.sanitize_variants, a.seed)?;
+        sanitize(
+            &h,
+            &mut report,
+            &sanitize::parse_tools(tools)?,
+            &a.sanitize_variants,
+            a.seed,
+        )?;
     }
     for s in &report.skipped {
         println!("skip {s}");
@@ -401,42 +499,89 @@ fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
         let path = dir.join("check.json");
-        std::fs::write(&path, serde_json::to_string_pretty(&report)?).with_context(|| path.display().to_string())?;
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| path.display().to_string())?;
     }
     println!("{} passed, {} failed", report.passed(), report.failed());
-    Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if report.failed() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Runs the chosen variants under each compute-sanitizer tool through `tilepipe probe`. Correct
 /// variants must come out clean; racecheck must report a hazard for at least one control.
-fn sanitize(h: &Harness, report: &mut SuiteReport, tools: &[String], variants: &str, seed: u64) -> anyhow::Result<()> {
+fn sanitize(
+    h: &Harness,
+    report: &mut SuiteReport,
+    tools: &[String],
+    variants: &str,
+    seed: u64,
+) -> anyhow::Result<()> {
     let Some(sanitizer) = h.tc.compute_sanitizer.clone() else {
         report.skipped.push("compute-sanitizer not found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): sanitizer checks not run".into());
         return Ok(());
     };
     let exe = std::env::current_exe()?;
-    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
+    let all: Vec<Variant> = Variant::catalogue()
+        .into_iter()
+        .chain(Variant::controls())
+        .collect();
     let chosen = Variant::select(all, Some(variants))?;
     for tool in tools {
         let mut control_hazards = 0;
         for v in &chosen {
-            let args: Vec<String> = ["--dtype", "bf16", "--hidden", "4096", "--tokens", "81", "--blocks", "4", "--wait-timeout-ms", "30000", "--quiet", "--seed"]
-                .iter()
-                .map(|s| s.to_string())
-                .chain([seed.to_string()])
-                .collect();
+            let args: Vec<String> = [
+                "--dtype",
+                "bf16",
+                "--hidden",
+                "4096",
+                "--tokens",
+                "81",
+                "--blocks",
+                "4",
+                "--wait-timeout-ms",
+                "30000",
+                "--quiet",
+                "--seed",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([seed.to_string()])
+            .collect();
             let f = sanitize::run(&sanitizer, tool, &exe, &v.name, &args)?;
             let n = f.reported;
             if v.is_control() {
                 control_hazards += n.unwrap_or(0);
-                println!("info {tool} {} (control): {} reported", v.name, n.map_or("no summary".into(), |n| n.to_string()));
+                println!(
+                    "info {tool} {} (control): {} reported",
+                    v.name,
+                    n.map_or("no summary".into(), |n| n.to_string())
+                );
             } else {
-                report.record(format!("{tool} {}", v.name), n == Some(0), format!("{} reported{}", n.map_or("no summary".into(), |n| n.to_string()), if n == Some(0) { String::new() } else { format!("\n{}", f.excerpt) }));
+                report.record(
+                    format!("{tool} {}", v.name),
+                    n == Some(0),
+                    format!(
+                        "{} reported{}",
+                        n.map_or("no summary".into(), |n| n.to_string()),
+                        if n == Some(0) {
+                            String::new()
+                        } else {
+                            format!("\n{}", f.excerpt)
+                        }
+                    ),
+                );
             }
             report.sanitizer.push(f);
         }
         if tool == "racecheck" && chosen.iter().any(Variant::is_control) {
-            report.record("racecheck reports a hazard for at least one control".into(), control_hazards > 0, format!("{control_hazards} hazards across the controls"));
+            report.record(
+                "racecheck reports a hazard for at least one control".into(),
+                control_hazards > 0,
+                format!("{control_hazards} hazards across the controls"),
+            );
         }
     }
     Ok(())
@@ -448,16 +593,34 @@ fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let mut all_passed = true;
     for i in 0..a.runs.max(1) {
         let seed = a.problem.seed + i;
-        let r = tilepipe::run::probe(&h, &a.variant, view, a.problem.dtype, seed, a.problem.tile_rows, a.stress, a.blocks, a.wait_timeout_ms * 1_000_000);
+        let r = tilepipe::run::probe(
+            &h,
+            &a.variant,
+            view,
+            a.problem.dtype,
+            seed,
+            a.problem.tile_rows,
+            a.stress,
+            a.blocks,
+            a.wait_timeout_ms * 1_000_000,
+        );
         let (passed, detail) = match r {
             Ok(v) => (v.passed, v.failure.unwrap_or(v.checked_against)),
             Err(e @ tilepipe::Error::WaitTimeout { .. }) => (false, e.to_string()),
             Err(e) => return Err(e.into()),
         };
-        println!("run {i} {}: {}: {detail}", a.variant, if passed { "passed" } else { "FAILED" });
+        println!(
+            "run {i} {}: {}: {detail}",
+            a.variant,
+            if passed { "passed" } else { "FAILED" }
+        );
         all_passed &= passed;
     }
-    Ok(if all_passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// The variants a timeline list names, minus those this GPU cannot run (said on stderr).
@@ -486,21 +649,44 @@ fn print_timelines(tl: &[TimelineResult]) {
             t.instrumented_ms,
             t.clean_ms,
             100.0 * t.overhead,
-            if t.verdict.passed { "validated" } else { "FAILED validation" }
+            if t.verdict.passed {
+                "validated"
+            } else {
+                "FAILED validation"
+            }
         );
     }
 }
 
 /// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json; returns the SVG.
-fn write_timeline(tl: &[TimelineResult], out: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
-    let named: Vec<(String, Vec<timeline::BlockTrace>)> = tl.iter().map(|t| (t.variant.clone(), t.blocks.clone())).collect();
-    let svg = timeline::svg::render(&named, "copy in flight (blue) and compute (orange) per sampled block").map_err(anyhow::Error::msg)?;
+fn write_timeline(
+    tl: &[TimelineResult],
+    out: Option<&std::path::Path>,
+) -> anyhow::Result<Option<String>> {
+    let named: Vec<(String, Vec<timeline::BlockTrace>)> = tl
+        .iter()
+        .map(|t| (t.variant.clone(), t.blocks.clone()))
+        .collect();
+    let svg = timeline::svg::render(
+        &named,
+        "copy in flight (blue) and compute (orange) per sampled block",
+    )
+    .map_err(anyhow::Error::msg)?;
     if let Some(dir) = out {
         std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-        std::fs::write(dir.join("timeline.json"), serde_json::to_string(&timeline::chrome_trace(&named))?)?;
+        std::fs::write(
+            dir.join("timeline.json"),
+            serde_json::to_string(&timeline::chrome_trace(&named))?,
+        )?;
         std::fs::write(dir.join("timeline.svg"), &svg)?;
-        std::fs::write(dir.join("timeline-results.json"), serde_json::to_string_pretty(tl)?)?;
-        eprintln!("wrote timeline.json (Perfetto / chrome://tracing), timeline.svg, timeline-results.json in {}", dir.display());
+        std::fs::write(
+            dir.join("timeline-results.json"),
+            serde_json::to_string_pretty(tl)?,
+        )?;
+        eprintln!(
+            "wrote timeline.json (Perfetto / chrome://tracing), timeline.svg, timeline-results.json in {}",
+            dir.display()
+        );
     }
     Ok(Some(svg))
 }
@@ -508,17 +694,35 @@ fn write_timeline(tl: &[TimelineResult], out: Option<&std::path::Path>) -> anyho
 fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
     let h = a.gpu.open()?;
-    let list = if a.variants.is_empty() { "sync,cpasync-cg16-s2,tma-s3".to_string() } else { a.variants.join(",") };
+    let list = if a.variants.is_empty() {
+        "sync,cpasync-cg16-s2,tma-s3".to_string()
+    } else {
+        a.variants.join(",")
+    };
     let variants = traceable(&h, &list)?;
-    let t = TimelineOptions { view, dtype: a.problem.dtype, seed: a.problem.seed, tile_rows: a.problem.tile_rows, blocks: a.blocks, tiles: a.tiles };
+    let t = TimelineOptions {
+        view,
+        dtype: a.problem.dtype,
+        seed: a.problem.seed,
+        tile_rows: a.problem.tile_rows,
+        blocks: a.blocks,
+        tiles: a.tiles,
+    };
     let tl = timeline::capture::capture(&h, &variants, &t)?;
     print_timelines(&tl);
     write_timeline(&tl, a.out.as_deref())?;
-    Ok(if tl.iter().all(|t| t.verdict.passed) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if tl.iter().all(|t| t.verdict.passed) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
-    let mut spec = SweepSpec { probes: !a.no_probes, ..SweepSpec::default() };
+    let mut spec = SweepSpec {
+        probes: !a.no_probes,
+        ..SweepSpec::default()
+    };
     for axis in &a.axes {
         spec.set_axis(axis)?;
     }
@@ -531,7 +735,10 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         seed: a.seed,
         jsonl: jsonl.clone(),
         resume: a.resume,
-        timing: TimingOptions { min_repeats: a.repeats, ..TimingOptions::default() },
+        timing: TimingOptions {
+            min_repeats: a.repeats,
+            ..TimingOptions::default()
+        },
     };
     let result = sweep::measure::sweep(&h, &o);
     // plot whatever is on disk, also after an interruption
@@ -539,7 +746,10 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     for (name, svg) in [
         ("time-per-tile.svg", sweep::plots::time_per_tile(&records)),
         ("bandwidth.svg", sweep::plots::bandwidth(&records)),
-        ("speedup-vs-stages.svg", sweep::plots::speedup_vs_stages(&records)),
+        (
+            "speedup-vs-stages.svg",
+            sweep::plots::speedup_vs_stages(&records),
+        ),
     ] {
         match svg {
             Ok(svg) => std::fs::write(a.out.join(name), svg)?,
@@ -558,12 +768,22 @@ fn print_model(records: &[sweep::Record]) {
         println!("model: no copy-only and compute-only probes in these records");
         return;
     }
-    println!("{:<22} {:>6} {:>10} {:>11} {:>11} {:>11} {:>10}  why", "variant", "stages", "tiles/blk", "predicted", "simulated", "measured", "departure");
+    println!(
+        "{:<22} {:>6} {:>10} {:>11} {:>11} {:>11} {:>10}  why",
+        "variant", "stages", "tiles/blk", "predicted", "simulated", "measured", "departure"
+    );
     for (c, _, why) in rows {
         println!(
             "{:<22} {:>6} {:>10} {:>9.4}ms {:>9.4}ms {:>9.4}ms {:>+9.1}%  {}{}",
-            c.variant, c.stages, c.tiles_per_block, c.predicted, c.simulated, c.measured, 100.0 * c.departure,
-            if c.flagged { "FLAGGED: " } else { "" }, why
+            c.variant,
+            c.stages,
+            c.tiles_per_block,
+            c.predicted,
+            c.simulated,
+            c.measured,
+            100.0 * c.departure,
+            if c.flagged { "FLAGGED: " } else { "" },
+            why
         );
     }
 }
@@ -571,7 +791,10 @@ fn print_model(records: &[sweep::Record]) {
 fn cmd_model(a: ModelArgs) -> anyhow::Result<ExitCode> {
     let records = sweep::read(&a.from)?;
     if records.is_empty() {
-        anyhow::bail!("{}: no sweep records (run tilepipe sweep first)", a.from.display());
+        anyhow::bail!(
+            "{}: no sweep records (run tilepipe sweep first)",
+            a.from.display()
+        );
     }
     print_model(&records);
     Ok(ExitCode::SUCCESS)
@@ -587,10 +810,19 @@ fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-        let named: Vec<(String, Vec<timeline::BlockTrace>)> = r.timelines.iter().map(|t| (t.variant.clone(), t.blocks.clone())).collect();
-        let svg = if named.is_empty() { None } else { timeline::svg::render(&named, "timeline").ok() };
+        let named: Vec<(String, Vec<timeline::BlockTrace>)> = r
+            .timelines
+            .iter()
+            .map(|t| (t.variant.clone(), t.blocks.clone()))
+            .collect();
+        let svg = if named.is_empty() {
+            None
+        } else {
+            timeline::svg::render(&named, "timeline").ok()
+        };
         let html = dir.join("report.html");
-        std::fs::write(&html, report::html::render(&r, svg.as_deref())).with_context(|| html.display().to_string())?;
+        std::fs::write(&html, report::html::render(&r, svg.as_deref()))
+            .with_context(|| html.display().to_string())?;
         eprintln!("wrote {}", html.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -615,9 +847,20 @@ fn cmd_lab(a: QueueArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
-    let ev = tilepipe::sass::inspect(&a.variant, a.arch, a.dtype, a.hidden, a.tile_rows, Cache::configure(a.gpu.cache_dir.clone(), a.gpu.no_cache), a.gpu.device)?;
+    let ev = tilepipe::sass::inspect(
+        &a.variant,
+        a.arch,
+        a.dtype,
+        a.hidden,
+        a.tile_rows,
+        Cache::configure(a.gpu.cache_dir.clone(), a.gpu.no_cache),
+        a.gpu.device,
+    )?;
     println!("{}", ev.header);
-    println!("{}", tilepipe::sass::excerpt(&ev.evidence.listing, a.context));
+    println!(
+        "{}",
+        tilepipe::sass::excerpt(&ev.evidence.listing, a.context)
+    );
     if let Some(path) = &a.listing {
         std::fs::write(path, &ev.evidence.listing).with_context(|| path.display().to_string())?;
     }

@@ -14,7 +14,11 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(quiet: bool) -> Progress {
-        Progress { bar: Mutex::new(None), quiet, start: Instant::now() }
+        Progress {
+            bar: Mutex::new(None),
+            quiet,
+            start: Instant::now(),
+        }
     }
 
     fn terminal() -> bool {
@@ -33,14 +37,19 @@ impl Progress {
         if Self::terminal() {
             let b = ProgressBar::new(total);
             b.set_style(
-                ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}")
-                    .expect("valid template")
-                    .progress_chars("=> "),
+                ProgressStyle::with_template(
+                    "{prefix:>10} [{bar:30}] {pos}/{len} {elapsed_precise} eta {eta} {msg}",
+                )
+                .expect("valid template")
+                .progress_chars("=> "),
             );
             b.set_prefix(name.to_string());
             *bar = Some(b);
         } else {
-            eprintln!("[{:7.1}s] {name}: {total} steps", self.start.elapsed().as_secs_f64());
+            eprintln!(
+                "[{:7.1}s] {name}: {total} steps",
+                self.start.elapsed().as_secs_f64()
+            );
         }
     }
 

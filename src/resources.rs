@@ -94,14 +94,29 @@ pub struct Occupancy {
     pub smem_per_block: u32,
 }
 
-pub fn occupancy(l: &SmLimits, threads: u32, regs_per_thread: u32, static_smem: u32, dyn_smem: u32) -> Occupancy {
+pub fn occupancy(
+    l: &SmLimits,
+    threads: u32,
+    regs_per_thread: u32,
+    static_smem: u32,
+    dyn_smem: u32,
+) -> Occupancy {
     let warps = threads.div_ceil(32);
-    let regs_per_warp = (regs_per_thread.max(1) * 32).div_ceil(SmLimits::REG_UNIT) * SmLimits::REG_UNIT;
-    let by_registers = if regs_per_warp * warps > l.regs_per_block { 0 } else { (l.regs_per_sm / regs_per_warp) / warps };
-    let smem_per_block =
-        (static_smem + dyn_smem + l.smem_reserved_per_block).div_ceil(SmLimits::SMEM_UNIT) * SmLimits::SMEM_UNIT;
-    let by_shared_memory =
-        if static_smem + dyn_smem > l.smem_per_block_optin { 0 } else { l.smem_per_sm / smem_per_block };
+    let regs_per_warp =
+        (regs_per_thread.max(1) * 32).div_ceil(SmLimits::REG_UNIT) * SmLimits::REG_UNIT;
+    let by_registers = if regs_per_warp * warps > l.regs_per_block {
+        0
+    } else {
+        (l.regs_per_sm / regs_per_warp) / warps
+    };
+    let smem_per_block = (static_smem + dyn_smem + l.smem_reserved_per_block)
+        .div_ceil(SmLimits::SMEM_UNIT)
+        * SmLimits::SMEM_UNIT;
+    let by_shared_memory = if static_smem + dyn_smem > l.smem_per_block_optin {
+        0
+    } else {
+        l.smem_per_sm / smem_per_block
+    };
     let by_threads = l.max_threads_per_sm / (warps * 32);
     let by_block_slots = l.max_blocks_per_sm;
     let candidates = [
@@ -111,7 +126,11 @@ pub fn occupancy(l: &SmLimits, threads: u32, regs_per_thread: u32, static_smem: 
         (by_block_slots, Limiter::BlockSlots),
     ];
     // ties go to the first listed: registers, then shared memory, then threads
-    let (blocks, limiter) = candidates.iter().copied().min_by_key(|(b, _)| *b).expect("four candidates");
+    let (blocks, limiter) = candidates
+        .iter()
+        .copied()
+        .min_by_key(|(b, _)| *b)
+        .expect("four candidates");
     Occupancy {
         blocks_per_sm: blocks,
         warps_per_sm: blocks * warps,
@@ -138,7 +157,10 @@ mod tests {
         // 64 regs x 32 = 2048 per warp -> 32 warps -> 4 blocks of 8 warps
         assert_eq!(o.by_registers, 4);
         assert_eq!(o.by_threads, 8);
-        assert_eq!((o.blocks_per_sm, o.warps_per_sm, o.limiter), (3, 24, Limiter::SharedMemory));
+        assert_eq!(
+            (o.blocks_per_sm, o.warps_per_sm, o.limiter),
+            (3, 24, Limiter::SharedMemory)
+        );
     }
 
     #[test]

@@ -6,7 +6,9 @@ use crate::bench::{self, TimingOptions};
 use crate::check::cases::{self, Case, Grid};
 use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, Prepared, tiles};
-use crate::report::{CaseResult, Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
+use crate::report::{
+    CaseResult, Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload,
+};
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::{HostData, View, rmsnorm};
 use crate::{Error, Result};
@@ -70,18 +72,39 @@ pub struct Ready {
 }
 
 /// Builds and loads every variant that can run, recording skips and build errors in `results`.
-pub fn prepare_all(h: &Harness, variants: &[Variant], cfg: &BuildConfig, views: &[View], results: &mut [VariantResult]) -> Vec<Ready> {
+pub fn prepare_all(
+    h: &Harness,
+    variants: &[Variant],
+    cfg: &BuildConfig,
+    views: &[View],
+    results: &mut [VariantResult],
+) -> Vec<Ready> {
     let mut jobs = Vec::new();
     for (i, v) in variants.iter().enumerate() {
-        match h.unsupported_here(v, cfg).or_else(|| views.iter().find_map(|view| v.unsupported_view(view, cfg))) {
+        match h
+            .unsupported_here(v, cfg)
+            .or_else(|| views.iter().find_map(|view| v.unsupported_view(view, cfg)))
+        {
             Some(why) => results[i].fail(Status::Skipped, why),
             None => jobs.push((i, v.clone())),
         }
     }
-    let builds = h.build_all(&jobs.iter().map(|(_, v)| (v.clone(), *cfg)).collect::<Vec<_>>());
+    let builds = h.build_all(
+        &jobs
+            .iter()
+            .map(|(_, v)| (v.clone(), *cfg))
+            .collect::<Vec<_>>(),
+    );
     // disassembly runs a tool per build: in parallel
-    let evidence: Vec<Result<crate::sass::SassEvidence>> =
-        jobs.par_iter().zip(&builds).map(|((_, v), b)| b.as_ref().map_err(|e| Error::InvalidArgument(e.to_string())).and_then(|b| h.evidence(v, cfg, b))).collect();
+    let evidence: Vec<Result<crate::sass::SassEvidence>> = jobs
+        .par_iter()
+        .zip(&builds)
+        .map(|((_, v), b)| {
+            b.as_ref()
+                .map_err(|e| Error::InvalidArgument(e.to_string()))
+                .and_then(|b| h.evidence(v, cfg, b))
+        })
+        .collect();
     let mut ready = Vec::new();
     h.progress.stage("load", jobs.len() as u64);
     for (((i, v), built), ev) in jobs.into_iter().zip(builds).zip(evidence) {
@@ -94,7 +117,10 @@ pub fn prepare_all(h: &Harness, variants: &[Variant], cfg: &BuildConfig, views: 
             Ok(p) => {
                 results[i].resources = Some(p.resources.clone());
                 results[i].sass = Some(p.sass.clone());
-                ready.push(Ready { index: i, prepared: p });
+                ready.push(Ready {
+                    index: i,
+                    prepared: p,
+                });
             }
             Err(e) => results[i].fail(Status::Error, e.to_string()),
         }
@@ -133,7 +159,8 @@ pub fn validate_case(
     for r in ready {
         let p = &r.prepared;
         let res = &mut results[r.index];
-        h.progress.step(&format!("{} / {}", p.variant.name, case.name));
+        h.progress
+            .step(&format!("{} / {}", p.variant.name, case.name));
         if res.status != Status::Passed {
             continue;
         }
@@ -143,15 +170,30 @@ pub fn validate_case(
                 let b = baseline.as_ref().map(|(o, v)| (o.as_slice(), v));
                 let verdict = harness::verdict(&out, &data, p.cfg.tile_rows, b);
                 if !verdict.passed {
-                    res.fail(Status::Failed, format!("{}: {}", case.name, verdict.failure.clone().unwrap_or_default()));
+                    res.fail(
+                        Status::Failed,
+                        format!(
+                            "{}: {}",
+                            case.name,
+                            verdict.failure.clone().unwrap_or_default()
+                        ),
+                    );
                 }
                 let passed = verdict.passed;
-                res.validation.push(CaseResult { case: case.name.clone(), view: case.view, grid: case.grid, blocks: grid, verdict: verdict.clone() });
+                res.validation.push(CaseResult {
+                    case: case.name.clone(),
+                    view: case.view,
+                    grid: case.grid,
+                    blocks: grid,
+                    verdict: verdict.clone(),
+                });
                 if p.variant.is_baseline() && passed {
                     baseline = Some((out, verdict));
                 }
             }
-            Err(e @ Error::WaitTimeout { .. }) => res.fail(Status::Failed, format!("{}: {e}", case.name)),
+            Err(e @ Error::WaitTimeout { .. }) => {
+                res.fail(Status::Failed, format!("{}: {e}", case.name))
+            }
             // a kernel that never ended still holds the GPU: nothing after it can run
             Err(e @ Error::Hung { .. }) => {
                 res.fail(Status::Failed, format!("{}: {e}", case.name));
@@ -180,28 +222,45 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         c.rotate_left(1);
         c
     };
-    let mut results: Vec<VariantResult> = variants.iter().map(|v| VariantResult::new(v, &cfg)).collect();
+    let mut results: Vec<VariantResult> = variants
+        .iter()
+        .map(|v| VariantResult::new(v, &cfg))
+        .collect();
     let views: Vec<View> = cases.iter().map(|c| c.view).collect();
     let ready = prepare_all(h, &variants, &cfg, &views, &mut results);
-    if let Some(b) = results.iter().find(|r| r.mechanism == crate::variant::Mechanism::Sync)
+    if let Some(b) = results
+        .iter()
+        .find(|r| r.mechanism == crate::variant::Mechanism::Sync)
         && b.status == Status::Skipped
     {
-        return Err(Error::Unsupported { variant: "sync (the baseline)".into(), reason: b.detail.clone().unwrap_or_default() });
+        return Err(Error::Unsupported {
+            variant: "sync (the baseline)".into(),
+            reason: b.detail.clone().unwrap_or_default(),
+        });
     }
     if ready.is_empty() {
-        let why: Vec<String> = results.iter().map(|r| format!("{}: {}", r.name, r.detail.clone().unwrap_or_default())).collect();
-        return Err(Error::Unsupported { variant: "every selected variant".into(), reason: why.join("; ") });
+        let why: Vec<String> = results
+            .iter()
+            .map(|r| format!("{}: {}", r.name, r.detail.clone().unwrap_or_default()))
+            .collect();
+        return Err(Error::Unsupported {
+            variant: "every selected variant".into(),
+            reason: why.join("; "),
+        });
     }
     let mut out = RunResults {
         schema_version: SCHEMA_VERSION,
         tilepipe_version: env!("CARGO_PKG_VERSION").into(),
-        created_unix_s: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        created_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
         command: o.command.clone(),
         device: h.info().clone(),
         toolchain: h.tc.clone(),
         workload: Workload {
             name: "rmsnorm".into(),
-            formula: "Y = gelu_tanh(X * rsqrt(mean(X^2) + eps) * gamma), X a strided view, Y dense".into(),
+            formula: "Y = gelu_tanh(X * rsqrt(mean(X^2) + eps) * gamma), X a strided view, Y dense"
+                .into(),
             view: o.view,
             dtype: o.dtype,
             tile_rows: cfg.tile_rows,
@@ -218,7 +277,10 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
     };
     let fatal = measure(h, o, &cases, &ready, &mut results, &mut out).err();
     out.variants = results;
-    Ok(RunOutcome { results: out, fatal })
+    Ok(RunOutcome {
+        results: out,
+        fatal,
+    })
 }
 
 fn measure(
@@ -229,21 +291,35 @@ fn measure(
     results: &mut [VariantResult],
     out: &mut RunResults,
 ) -> Result<()> {
-    h.progress.stage("validate", (cases.len() * ready.len()) as u64);
+    h.progress
+        .stage("validate", (cases.len() * ready.len()) as u64);
     let mut last = None;
     let all: Vec<&Ready> = ready.iter().collect();
     for (i, case) in cases.iter().enumerate() {
-        last = Some(validate_case(h, &all, results, case, o.dtype, case_seed(o.seed, i))?);
+        last = Some(validate_case(
+            h,
+            &all,
+            results,
+            case,
+            o.dtype,
+            case_seed(o.seed, i),
+        )?);
     }
     h.progress.done();
     let (_data, dd) = last.expect("at least the user's case");
     let free = h.gpu.free_memory()? as usize;
     let bytes = o.ceiling_bytes.max(dd.x.len()).min(free / 3);
-    h.progress.note(&format!("measuring the device-to-device copy ceiling over {} MiB", bytes >> 20));
+    h.progress.note(&format!(
+        "measuring the device-to-device copy ceiling over {} MiB",
+        bytes >> 20
+    ));
     let c = bench::copy_ceiling(h, bytes, 20)?;
     let ceiling_gbps = c.gbps;
     out.ceiling = Some(c);
-    let timed: Vec<&Ready> = ready.iter().filter(|r| results[r.index].status == Status::Passed).collect();
+    let timed: Vec<&Ready> = ready
+        .iter()
+        .filter(|r| results[r.index].status == Status::Passed)
+        .collect();
     h.progress.stage("time", timed.len() as u64);
     let mut extra = Vec::new();
     let mut baseline_ms = None;
@@ -279,14 +355,36 @@ fn measure(
 /// Runs one variant (or control) once on fresh inputs and checks it against the f64 reference:
 /// a single launch for external tools (compute-sanitizer, Nsight Compute) to observe.
 #[allow(clippy::too_many_arguments)]
-pub fn probe(h: &Harness, name: &str, view: View, dtype: DType, seed: u64, tile_rows: Option<usize>, stress: u32, blocks: Option<u32>, wait_timeout_ns: u64) -> Result<crate::check::Verdict> {
-    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
-    let v = Variant::select(all, Some(name))?.into_iter().find(|v| v.name == name).ok_or_else(|| {
-        Error::InvalidArgument(format!("probe takes one exact variant name, got '{name}'"))
-    })?;
-    let cfg = BuildConfig { stress, ..BuildConfig::new(dtype, view.hidden, tile_rows) };
+pub fn probe(
+    h: &Harness,
+    name: &str,
+    view: View,
+    dtype: DType,
+    seed: u64,
+    tile_rows: Option<usize>,
+    stress: u32,
+    blocks: Option<u32>,
+    wait_timeout_ns: u64,
+) -> Result<crate::check::Verdict> {
+    let all: Vec<Variant> = Variant::catalogue()
+        .into_iter()
+        .chain(Variant::controls())
+        .collect();
+    let v = Variant::select(all, Some(name))?
+        .into_iter()
+        .find(|v| v.name == name)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!("probe takes one exact variant name, got '{name}'"))
+        })?;
+    let cfg = BuildConfig {
+        stress,
+        ..BuildConfig::new(dtype, view.hidden, tile_rows)
+    };
     if let Some(why) = h.unsupported(&v, &view, &cfg) {
-        return Err(Error::Unsupported { variant: v.name, reason: why });
+        return Err(Error::Unsupported {
+            variant: v.name,
+            reason: why,
+        });
     }
     let built = h.build_all(&[(v.clone(), cfg)]).remove(0)?;
     let ev = h.evidence(&v, &cfg, &built)?;

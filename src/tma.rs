@@ -57,9 +57,14 @@ impl TensorMapSpec {
     pub fn validate(&self) -> Result<(), String> {
         let rank = self.dims.len();
         if !(1..=5).contains(&rank) {
-            return Err(format!("rank {rank}: a tiled tensor map has 1 to 5 dimensions"));
+            return Err(format!(
+                "rank {rank}: a tiled tensor map has 1 to 5 dimensions"
+            ));
         }
-        if self.strides_bytes.len() != rank - 1 || self.box_dims.len() != rank || self.element_strides.len() != rank {
+        if self.strides_bytes.len() != rank - 1
+            || self.box_dims.len() != rank
+            || self.element_strides.len() != rank
+        {
             return Err(format!(
                 "rank {rank} needs {} strides, {rank} box dims and {rank} element strides (got {}, {}, {})",
                 rank - 1,
@@ -68,8 +73,11 @@ impl TensorMapSpec {
                 self.element_strides.len()
             ));
         }
-        if self.base_addr % 16 != 0 {
-            return Err(format!("global address {:#x} is not 16-byte aligned", self.base_addr));
+        if !self.base_addr.is_multiple_of(16) {
+            return Err(format!(
+                "global address {:#x} is not 16-byte aligned",
+                self.base_addr
+            ));
         }
         for (i, &d) in self.dims.iter().enumerate() {
             if d == 0 || d > 1 << 32 {
@@ -78,10 +86,16 @@ impl TensorMapSpec {
         }
         for (i, &s) in self.strides_bytes.iter().enumerate() {
             if s % 16 != 0 {
-                return Err(format!("stride of dimension {} is {s} bytes: must be a multiple of 16", i + 1));
+                return Err(format!(
+                    "stride of dimension {} is {s} bytes: must be a multiple of 16",
+                    i + 1
+                ));
             }
             if s >= 1 << 40 {
-                return Err(format!("stride of dimension {} is {s} bytes: must be below 2^40", i + 1));
+                return Err(format!(
+                    "stride of dimension {} is {s} bytes: must be below 2^40",
+                    i + 1
+                ));
             }
         }
         for (i, &b) in self.box_dims.iter().enumerate() {
@@ -90,7 +104,7 @@ impl TensorMapSpec {
             }
         }
         let inner = self.box_dims[0] as u64 * self.dtype.size() as u64;
-        if inner % 16 != 0 {
+        if !inner.is_multiple_of(16) {
             return Err(format!(
                 "inner box is {inner} bytes ({} x {}): must be a multiple of 16",
                 self.box_dims[0], self.dtype
@@ -104,7 +118,9 @@ impl TensorMapSpec {
         if let Some(span) = self.swizzle.span()
             && inner > span
         {
-            return Err(format!("inner box is {inner} bytes but the {span}-byte swizzle spans {span}: must be <= {span}"));
+            return Err(format!(
+                "inner box is {inner} bytes but the {span}-byte swizzle spans {span}: must be <= {span}"
+            ));
         }
         Ok(())
     }
@@ -117,9 +133,9 @@ impl TensorMapSpec {
 /// Width (elements) of the innermost TMA dimension for rows of `hidden`: the largest divisor of
 /// hidden that fits a box (<= 256) with a whole number of 16-byte units, leaving <= 256 chunks.
 pub fn row_chunk(hidden: usize, dtype: DType) -> Option<usize> {
-    (1..=256usize.min(hidden))
-        .rev()
-        .find(|&c| hidden % c == 0 && (c * dtype.size()) % 16 == 0 && hidden / c <= 256)
+    (1..=256usize.min(hidden)).rev().find(|&c| {
+        hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(16) && hidden / c <= 256
+    })
 }
 
 /// The rank-3 map of the rmsnorm view {chunk, hidden/chunk, tokens} whose box is one tile of
@@ -142,8 +158,15 @@ pub fn rmsnorm_map(
     let spec = TensorMapSpec {
         dtype,
         base_addr: x_base + view.offset as u64 * es,
-        dims: vec![chunk as u64, (view.hidden / chunk) as u64, view.tokens as u64],
-        strides_bytes: vec![chunk as u64 * es, row_stride_bytes_override.unwrap_or(view.row_stride as u64 * es)],
+        dims: vec![
+            chunk as u64,
+            (view.hidden / chunk) as u64,
+            view.tokens as u64,
+        ],
+        strides_bytes: vec![
+            chunk as u64 * es,
+            row_stride_bytes_override.unwrap_or(view.row_stride as u64 * es),
+        ],
         box_dims: vec![chunk as u32, (view.hidden / chunk) as u32, tile_rows as u32],
         element_strides: vec![1, 1, 1],
         swizzle: Swizzle::None,
@@ -200,7 +223,10 @@ mod tests {
             },
             "rank 6",
         );
-        fails(|s| s.strides_bytes.pop().map(|_| ()).unwrap(), "needs 2 strides");
+        fails(
+            |s| s.strides_bytes.pop().map(|_| ()).unwrap(),
+            "needs 2 strides",
+        );
         let mut ok = good();
         ok.box_dims[0] = 8; // 16 bytes of bf16
         ok.swizzle = Swizzle::B32;

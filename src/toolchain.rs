@@ -15,8 +15,11 @@ pub struct Toolchain {
 }
 
 fn roots() -> Vec<PathBuf> {
-    let mut r: Vec<PathBuf> =
-        ["CUDA_HOME", "CUDA_PATH"].iter().filter_map(|v| std::env::var_os(v)).map(PathBuf::from).collect();
+    let mut r: Vec<PathBuf> = ["CUDA_HOME", "CUDA_PATH"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .map(PathBuf::from)
+        .collect();
     r.push(PathBuf::from("/usr/local/cuda"));
     r
 }
@@ -25,7 +28,12 @@ fn find_tool(name: &str, roots: &[PathBuf]) -> Option<PathBuf> {
     roots
         .iter()
         .map(|r| r.join("bin").join(name))
-        .chain(std::env::var_os("PATH").iter().flat_map(std::env::split_paths).map(|p| p.join(name)))
+        .chain(
+            std::env::var_os("PATH")
+                .iter()
+                .flat_map(std::env::split_paths)
+                .map(|p| p.join(name)),
+        )
         .find(|p| p.is_file())
 }
 
@@ -38,7 +46,11 @@ impl Toolchain {
             .find(|inc| inc.join("cuda_fp16.h").is_file())
             .map(|inc| {
                 let cccl = inc.join("cccl");
-                if cccl.join("cuda").join("pipeline").is_file() { vec![inc, cccl] } else { vec![inc] }
+                if cccl.join("cuda").join("pipeline").is_file() {
+                    vec![inc, cccl]
+                } else {
+                    vec![inc]
+                }
             })
             .unwrap_or_default();
         Toolchain {
@@ -51,13 +63,20 @@ impl Toolchain {
 
     /// A short account for the report and error messages.
     pub fn describe(&self) -> String {
-        let show = |p: &Option<PathBuf>| p.as_deref().map_or("not found".to_string(), |p| p.display().to_string());
+        let show = |p: &Option<PathBuf>| {
+            p.as_deref()
+                .map_or("not found".to_string(), |p| p.display().to_string())
+        };
         format!(
             "headers: {}; nvdisasm: {}; cuobjdump: {}; compute-sanitizer: {}",
             if self.include_dirs.is_empty() {
                 "not found (set CUDA_HOME)".to_string()
             } else {
-                self.include_dirs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+                self.include_dirs
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             },
             show(&self.nvdisasm),
             show(&self.cuobjdump),
@@ -66,7 +85,10 @@ impl Toolchain {
     }
 
     pub fn include_options(&self) -> Vec<String> {
-        self.include_dirs.iter().map(|d| format!("-I{}", d.display())).collect()
+        self.include_dirs
+            .iter()
+            .map(|d| format!("-I{}", d.display()))
+            .collect()
     }
 
     pub fn has_include(&self, rel: &Path) -> bool {

@@ -36,7 +36,9 @@ impl Mechanism {
     pub fn min_sm(self) -> u32 {
         match self {
             Mechanism::Sync | Mechanism::Regprefetch => 70,
-            Mechanism::Cpasync | Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => 80,
+            Mechanism::Cpasync | Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
+                80
+            }
             Mechanism::Bulk | Mechanism::Tma => 90,
         }
     }
@@ -112,10 +114,16 @@ impl Control {
         match self {
             Control::SkipWait => "consumer reads the slot without waiting for its copy",
             Control::EarlyRelease => "slot released before every reader finished",
-            Control::Overfill => "producer refills the slot being read (one tile more in flight than slots)",
-            Control::CommitAfterWait => "cp.async commit placed after the wait (the wait covers nothing)",
+            Control::Overfill => {
+                "producer refills the slot being read (one tile more in flight than slots)"
+            }
+            Control::CommitAfterWait => {
+                "cp.async commit placed after the wait (the wait covers nothing)"
+            }
             Control::WrongParity => "consumer waits on the other mbarrier phase parity",
-            Control::NoExpectTx => "producer arrives without expect_tx (phase completes before the bytes land)",
+            Control::NoExpectTx => {
+                "producer arrives without expect_tx (phase completes before the bytes land)"
+            }
             Control::WrongStride => "tensor map row stride 16 bytes short of the view's",
         }
     }
@@ -217,26 +225,47 @@ impl Variant {
     fn cpasync(stages: u32, bytes: u32) -> Variant {
         let cg = bytes == 16;
         let name = format!("cpasync-{}{bytes}-s{stages}", if cg { "cg" } else { "ca" });
-        Variant { bypass_l1: cg, ..Variant::new(&name, Mechanism::Cpasync, stages, bytes) }
+        Variant {
+            bypass_l1: cg,
+            ..Variant::new(&name, Mechanism::Cpasync, stages, bytes)
+        }
     }
 
     fn mca(mechanism: Mechanism, form: McaForm, stages: u32) -> Variant {
-        let api = if mechanism == Mechanism::MemcpyAsyncPipeline { "pipeline" } else { "barrier" };
+        let api = if mechanism == Mechanism::MemcpyAsyncPipeline {
+            "pipeline"
+        } else {
+            "barrier"
+        };
         let f = match form {
             McaForm::Aligned16 => "a16",
             McaForm::ElementAligned => "elem",
             McaForm::NotTriviallyCopyable => "ntc",
         };
-        Variant { mca_form: Some(form), ..Variant::new(&format!("mca-{api}-{f}-s{stages}"), mechanism, stages, 16) }
+        Variant {
+            mca_form: Some(form),
+            ..Variant::new(&format!("mca-{api}-{f}-s{stages}"), mechanism, stages, 16)
+        }
     }
 
     fn ring(mechanism: Mechanism, stages: u32, ws: bool) -> Variant {
-        let name = format!("{}{}-s{stages}", mechanism.name(), if ws { "-ws" } else { "" });
-        Variant { warp_specialized: ws, ..Variant::new(&name, mechanism, stages, 0) }
+        let name = format!(
+            "{}{}-s{stages}",
+            mechanism.name(),
+            if ws { "-ws" } else { "" }
+        );
+        Variant {
+            warp_specialized: ws,
+            ..Variant::new(&name, mechanism, stages, 0)
+        }
     }
 
     fn control(base: Variant, control: Control, name: &str) -> Variant {
-        Variant { name: name.to_string(), control: Some(control), ..base }
+        Variant {
+            name: name.to_string(),
+            control: Some(control),
+            ..base
+        }
     }
 
     /// A variant of `mechanism` with any stage count (sweeps): 16-byte cp.async.cg, aligned
@@ -246,7 +275,9 @@ impl Variant {
             Mechanism::Sync => Variant::new("sync", mechanism, 1, 16),
             Mechanism::Regprefetch => Variant::new("regprefetch", mechanism, 2, 16),
             Mechanism::Cpasync => Variant::cpasync(stages, 16),
-            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => Variant::mca(mechanism, McaForm::Aligned16, stages),
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
+                Variant::mca(mechanism, McaForm::Aligned16, stages)
+            }
             Mechanism::Bulk | Mechanism::Tma => Variant::ring(mechanism, stages, ws),
         }
     }
@@ -302,7 +333,10 @@ impl Variant {
         let Some(filter) = filter else { return Ok(all) };
         let mut out: Vec<Variant> = Vec::new();
         for want in filter.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let hits: Vec<&Variant> = all.iter().filter(|v| v.name == want || v.name.starts_with(want)).collect();
+            let hits: Vec<&Variant> = all
+                .iter()
+                .filter(|v| v.name == want || v.name.starts_with(want))
+                .collect();
             if hits.is_empty() {
                 let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
                 return Err(crate::Error::InvalidArgument(format!(
@@ -324,8 +358,14 @@ impl Variant {
         match filter {
             None => all,
             Some(f) => {
-                let wants: Vec<&str> = f.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
-                all.into_iter().filter(|v| wants.iter().any(|w| v.name.starts_with(w))).collect()
+                let wants: Vec<&str> = f
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                all.into_iter()
+                    .filter(|v| wants.iter().any(|w| v.name.starts_with(w)))
+                    .collect()
             }
         }
     }
@@ -368,7 +408,10 @@ impl Variant {
     pub fn claim(&self) -> Claim {
         match self.mechanism {
             Mechanism::Sync | Mechanism::Regprefetch => Claim::Synchronous,
-            Mechanism::Cpasync => Claim::Ldgsts { bytes: self.copy_bytes, bypass: self.bypass_l1 },
+            Mechanism::Cpasync => Claim::Ldgsts {
+                bytes: self.copy_bytes,
+                bypass: self.bypass_l1,
+            },
             Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => Claim::AnyAsync,
             Mechanism::Bulk => Claim::BulkCopy,
             Mechanism::Tma => Claim::TensorCopy,
@@ -406,7 +449,11 @@ impl Variant {
     pub fn unsupported_on(&self, sm: u32, smem_optin: u32, cfg: &BuildConfig) -> Option<String> {
         let m = self.mechanism;
         if sm < m.min_sm() {
-            return Some(format!("{} needs sm_{} or newer (this GPU is sm_{sm})", m.name(), m.min_sm()));
+            return Some(format!(
+                "{} needs sm_{} or newer (this GPU is sm_{sm})",
+                m.name(),
+                m.min_sm()
+            ));
         }
         let smem = self.dynamic_smem(cfg);
         if smem > smem_optin {
@@ -417,7 +464,10 @@ impl Variant {
             ));
         }
         if self.mechanism == Mechanism::Tma && cfg.tile_rows > 256 {
-            return Some(format!("a tile of {} rows exceeds the 256-row TMA box", cfg.tile_rows));
+            return Some(format!(
+                "a tile of {} rows exceeds the 256-row TMA box",
+                cfg.tile_rows
+            ));
         }
         None
     }
@@ -427,10 +477,14 @@ impl Variant {
         let es = cfg.dtype.size();
         let align = match self.mechanism {
             Mechanism::Bulk | Mechanism::Tma => 16,
-            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => self.bytes_per_copy(cfg) as usize,
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
+                self.bytes_per_copy(cfg) as usize
+            }
             _ => self.copy_bytes as usize,
         };
-        if (view.offset * es) % align != 0 || (view.row_stride * es) % align != 0 {
+        if !(view.offset * es).is_multiple_of(align)
+            || !(view.row_stride * es).is_multiple_of(align)
+        {
             return Some(format!(
                 "rows must start {align}-byte aligned: offset {} B and row stride {} B must be multiples of {align}",
                 view.offset * es,
@@ -443,7 +497,9 @@ impl Variant {
             return Some(format!("no valid tensor map: {e}"));
         }
         if self.control == Some(Control::WrongStride) && view.row_stride < view.hidden + 16 / es {
-            return Some("the wrong-stride control needs a view strided by at least 16 bytes".into());
+            return Some(
+                "the wrong-stride control needs a view strided by at least 16 bytes".into(),
+            );
         }
         None
     }
@@ -457,7 +513,14 @@ impl Variant {
             format!("-DCONSUMERS={}", cfg.consumers),
             format!("-DSTAGES={}", self.stages),
             format!("-DMECH={}", self.mechanism.kernel_code()),
-            format!("-DCOPY_BYTES={}", if self.mechanism.uses_mbarrier_ring() { 16 } else { self.copy_bytes }),
+            format!(
+                "-DCOPY_BYTES={}",
+                if self.mechanism.uses_mbarrier_ring() {
+                    16
+                } else {
+                    self.copy_bytes
+                }
+            ),
             format!("-DCP_CG={}", u32::from(self.bypass_l1)),
             format!("-DWS={}", u32::from(self.warp_specialized)),
             format!("-DCONTROL={}", self.control.map_or(0, Control::code)),
@@ -516,12 +579,23 @@ mod tests {
         let why = cp.unsupported_on(75, 232448, &c).unwrap();
         assert!(why.contains("needs sm_80"), "{why}");
         let tma = Variant::ring(Mechanism::Tma, 4, false);
-        assert!(tma.unsupported_on(86, 232448, &c).unwrap().contains("sm_90"));
+        assert!(
+            tma.unsupported_on(86, 232448, &c)
+                .unwrap()
+                .contains("sm_90")
+        );
         let why = tma.unsupported_on(90, 32768, &c).unwrap();
         assert!(why.contains("exceeds"), "{why}");
         let dense = View::new(100, 4096, None, 0, None, DType::Bf16).unwrap();
-        let ctl = Variant::controls().into_iter().find(|v| v.control == Some(Control::WrongStride)).unwrap();
-        assert!(ctl.unsupported_view(&dense, &c).unwrap().contains("strided"));
+        let ctl = Variant::controls()
+            .into_iter()
+            .find(|v| v.control == Some(Control::WrongStride))
+            .unwrap();
+        assert!(
+            ctl.unsupported_view(&dense, &c)
+                .unwrap()
+                .contains("strided")
+        );
         assert_eq!(ctl.unsupported_view(&ok, &c), None);
     }
 
@@ -529,8 +603,18 @@ mod tests {
     fn select_by_prefix_and_reject_unknown() {
         let v = Variant::select(Variant::catalogue(), Some("sync,cpasync-cg")).unwrap();
         let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
-        assert_eq!(names, ["sync", "cpasync-cg16-s2", "cpasync-cg16-s3", "cpasync-cg16-s4"]);
-        let e = Variant::select(Variant::catalogue(), Some("warp-magic")).unwrap_err().to_string();
+        assert_eq!(
+            names,
+            [
+                "sync",
+                "cpasync-cg16-s2",
+                "cpasync-cg16-s3",
+                "cpasync-cg16-s4"
+            ]
+        );
+        let e = Variant::select(Variant::catalogue(), Some("warp-magic"))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("warp-magic") && e.contains("allowed"), "{e}");
     }
 
@@ -541,6 +625,8 @@ mod tests {
         assert!(d.contains(&"-DCONTROL=1".to_string()));
         assert!(d.contains(&"-DCP_CG=1".to_string()));
         let tma = Variant::ring(Mechanism::Tma, 3, true).defines(&cfg());
-        assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
+        assert!(
+            tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string())
+        );
     }
 }

@@ -16,7 +16,10 @@ fn every_build_compiles_and_attests() {
     let tc = Toolchain::discover();
     let (a, b) = tilepipe::gpu::nvrtc::version().expect("NVRTC");
     let nvrtc = format!("{a}.{b}");
-    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
+    let all: Vec<Variant> = Variant::catalogue()
+        .into_iter()
+        .chain(Variant::controls())
+        .collect();
     for arch in ["sm_90", "sm_80"] {
         let arch: Arch = arch.parse().unwrap();
         for dt in DType::ALL {
@@ -25,16 +28,37 @@ fn every_build_compiles_and_attests() {
                 let mut cfgs = vec![base];
                 // the flag builds once per architecture: they change the loop, not the types
                 if dt == DType::Bf16 && hidden == 4096 {
-                    cfgs.extend([BuildConfig { stress: 3, ..base }, BuildConfig { trace_tiles: 8, ..base }, BuildConfig { only: 1, ..base }, BuildConfig { only: 2, ..base }]);
+                    cfgs.extend([
+                        BuildConfig { stress: 3, ..base },
+                        BuildConfig {
+                            trace_tiles: 8,
+                            ..base
+                        },
+                        BuildConfig { only: 1, ..base },
+                        BuildConfig { only: 2, ..base },
+                    ]);
                 }
                 for cfg in cfgs {
-                    for v in all.iter().filter(|v| v.unsupported_on(arch.sm(), 232448, &cfg).is_none()) {
+                    for v in all
+                        .iter()
+                        .filter(|v| v.unsupported_on(arch.sm(), 232448, &cfg).is_none())
+                    {
                         let built = kernels::build(v, &cfg, arch, &tc, &nvrtc, &Cache::disabled())
                             .unwrap_or_else(|e| panic!("{} {dt} {hidden} {cfg:?}: {e}", v.name));
                         assert!(!built.cubin.is_empty());
-                        if cfg == base && tc.nvdisasm.is_some() && v.claim() != tilepipe::variant::Claim::AnyAsync {
-                            let ev = sass::examine(&built.cubin, &tc, kernels::KERNEL_NAME, v.claim()).unwrap();
-                            assert!(ev.attestation.is_attested(), "{} {dt} {arch}: {}", v.name, ev.attestation.label());
+                        if cfg == base
+                            && tc.nvdisasm.is_some()
+                            && v.claim() != tilepipe::variant::Claim::AnyAsync
+                        {
+                            let ev =
+                                sass::examine(&built.cubin, &tc, kernels::KERNEL_NAME, v.claim())
+                                    .unwrap();
+                            assert!(
+                                ev.attestation.is_attested(),
+                                "{} {dt} {arch}: {}",
+                                v.name,
+                                ev.attestation.label()
+                            );
                         }
                     }
                 }

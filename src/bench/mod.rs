@@ -26,7 +26,13 @@ pub struct TimingOptions {
 
 impl Default for TimingOptions {
     fn default() -> Self {
-        TimingOptions { warmup: 5, min_repeats: 20, max_repeats: 200, target_rel_stdev: 0.01, budget: Duration::from_secs(3) }
+        TimingOptions {
+            warmup: 5,
+            min_repeats: 20,
+            max_repeats: 200,
+            target_rel_stdev: 0.01,
+            budget: Duration::from_secs(3),
+        }
     }
 }
 
@@ -46,13 +52,21 @@ pub struct Timing {
 const BATCH: usize = 10;
 
 /// Times `p` on the given parameter sets in turn (one per rotated buffer set).
-pub fn time_kernel(h: &Harness, p: &Prepared, grid: u32, sets: &[KernelParams], opts: &TimingOptions) -> Result<Timing> {
+pub fn time_kernel(
+    h: &Harness,
+    p: &Prepared,
+    grid: u32,
+    sets: &[KernelParams],
+    opts: &TimingOptions,
+) -> Result<Timing> {
     assert!(!sets.is_empty());
     for i in 0..opts.warmup {
         h.launch(p, grid, &sets[i % sets.len()])?;
     }
     h.gpu.finish(&p.variant.name, HANG_LIMIT)?;
-    let events: Vec<_> = (0..=BATCH).map(|_| h.gpu.event(true)).collect::<Result<_>>()?;
+    let events: Vec<_> = (0..=BATCH)
+        .map(|_| h.gpu.event(true))
+        .collect::<Result<_>>()?;
     let (mut device_ms, mut host_submit_us) = (Vec::new(), Vec::new());
     let start = Instant::now();
     let mut n = 0;
@@ -69,8 +83,11 @@ pub fn time_kernel(h: &Harness, p: &Prepared, grid: u32, sets: &[KernelParams], 
             device_ms.push(h.gpu.elapsed_ms(&events[b], &events[b + 1])? as f64);
         }
         n += BATCH;
-        let s = Summary::of(&device_ms).ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
-        if n >= opts.min_repeats && (s.rel_stdev <= opts.target_rel_stdev || start.elapsed() > opts.budget) {
+        let s = Summary::of(&device_ms)
+            .ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
+        if n >= opts.min_repeats
+            && (s.rel_stdev <= opts.target_rel_stdev || start.elapsed() > opts.budget)
+        {
             break;
         }
     }
@@ -97,7 +114,9 @@ pub struct Ceiling {
 /// Times cuMemcpyDtoD of `bytes` of random data (counted twice: read and written) with events.
 pub fn copy_ceiling(h: &Harness, bytes: usize, repeats: usize) -> Result<Ceiling> {
     let mut host = vec![0u8; bytes];
-    host.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| SmallRng::seed_from_u64(i as u64).fill_bytes(c));
+    host.par_chunks_mut(1 << 20)
+        .enumerate()
+        .for_each(|(i, c)| SmallRng::seed_from_u64(i as u64).fill_bytes(c));
     let src: DevBuf = h.gpu.upload(&host, "the copy-ceiling source")?;
     drop(host);
     let mut dst: DevBuf = h.gpu.alloc(bytes, "the copy-ceiling destination")?;
@@ -113,8 +132,14 @@ pub fn copy_ceiling(h: &Harness, bytes: usize, repeats: usize) -> Result<Ceiling
         h.gpu.finish("device-to-device copy", HANG_LIMIT)?;
         samples_ms.push(h.gpu.elapsed_ms(&a, &b)? as f64);
     }
-    let time = Summary::of(&samples_ms).ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
-    Ok(Ceiling { bytes_copied: bytes as u64, gbps: 2.0 * bytes as f64 / (time.median * 1e-3) / 1e9, samples_ms, time })
+    let time = Summary::of(&samples_ms)
+        .ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
+    Ok(Ceiling {
+        bytes_copied: bytes as u64,
+        gbps: 2.0 * bytes as f64 / (time.median * 1e-3) / 1e9,
+        samples_ms,
+        time,
+    })
 }
 
 /// GB/s for `bytes` moved in `ms`.
@@ -133,7 +158,13 @@ pub struct SubmitVsDevice {
     pub device_ms: f64,
 }
 
-pub fn submit_vs_device(h: &Harness, p: &Prepared, grid: u32, params: &KernelParams, launches: usize) -> Result<SubmitVsDevice> {
+pub fn submit_vs_device(
+    h: &Harness,
+    p: &Prepared,
+    grid: u32,
+    params: &KernelParams,
+    launches: usize,
+) -> Result<SubmitVsDevice> {
     let (a, b) = (h.gpu.event(true)?, h.gpu.event(true)?);
     h.gpu.record(&a)?;
     let t = Instant::now();
@@ -142,6 +173,12 @@ pub fn submit_vs_device(h: &Harness, p: &Prepared, grid: u32, params: &KernelPar
     }
     let host_submit_ms = t.elapsed().as_secs_f64() * 1e3;
     h.gpu.record(&b)?;
-    h.gpu.finish(&p.variant.name, HANG_LIMIT * launches as u32)?;
-    Ok(SubmitVsDevice { variant: p.variant.name.clone(), launches, host_submit_ms, device_ms: h.gpu.elapsed_ms(&a, &b)? as f64 })
+    h.gpu
+        .finish(&p.variant.name, HANG_LIMIT * launches as u32)?;
+    Ok(SubmitVsDevice {
+        variant: p.variant.name.clone(),
+        launches,
+        host_submit_ms,
+        device_ms: h.gpu.elapsed_ms(&a, &b)? as f64,
+    })
 }

@@ -24,9 +24,17 @@ impl Summary {
         let mut s = samples.to_vec();
         s.sort_by(f64::total_cmp);
         let n = s.len();
-        let median = if n % 2 == 1 { s[n / 2] } else { 0.5 * (s[n / 2 - 1] + s[n / 2]) };
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            0.5 * (s[n / 2 - 1] + s[n / 2])
+        };
         let mean = s.iter().sum::<f64>() / n as f64;
-        let stdev = if n > 1 { (s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt() } else { 0.0 };
+        let stdev = if n > 1 {
+            (s.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
         Some(Summary {
             n,
             min: s[0],
@@ -40,7 +48,11 @@ impl Summary {
 
     /// Relative spread (max - min) / median.
     pub fn spread(&self) -> f64 {
-        if self.median > 0.0 { (self.max - self.min) / self.median } else { 0.0 }
+        if self.median > 0.0 {
+            (self.max - self.min) / self.median
+        } else {
+            0.0
+        }
     }
 
     /// True when the two medians differ by less than either's min..max range: a difference that
@@ -58,7 +70,10 @@ mod tests {
     #[test]
     fn hand_computed_summary() {
         let s = Summary::of(&[4.0, 1.0, 3.0, 2.0]).unwrap();
-        assert_eq!((s.n, s.min, s.median, s.max, s.mean), (4, 1.0, 2.5, 4.0, 2.5));
+        assert_eq!(
+            (s.n, s.min, s.median, s.max, s.mean),
+            (4, 1.0, 2.5, 4.0, 2.5)
+        );
         // sample variance of 1..4 is 5/3
         assert!((s.stdev - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert!((s.rel_stdev - s.stdev / 2.5).abs() < 1e-12);

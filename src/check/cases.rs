@@ -28,7 +28,11 @@ pub struct Case {
 
 impl Case {
     fn new(name: &str, view: View, grid: Grid) -> Case {
-        Case { name: name.to_string(), view, grid }
+        Case {
+            name: name.to_string(),
+            view,
+            grid,
+        }
     }
 }
 
@@ -38,9 +42,21 @@ pub fn run_cases(view: View, dtype: DType, tile_rows: usize) -> Result<Vec<Case>
     let pad = 64 / dtype.size(); // 64 bytes: keeps every copy width aligned
     Ok(vec![
         Case::new("as given", view, Grid::Persistent),
-        Case::new("tail tile, 8 blocks", View::new(tile_rows * 37 + 1, h, None, 0, None, dtype)?, Grid::Fixed(8)),
-        Case::new("fewer tiles than stages", View::new(tile_rows + 1, h, None, 0, None, dtype)?, Grid::Persistent),
-        Case::new("strided + offset view", View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?, Grid::Fixed(4)),
+        Case::new(
+            "tail tile, 8 blocks",
+            View::new(tile_rows * 37 + 1, h, None, 0, None, dtype)?,
+            Grid::Fixed(8),
+        ),
+        Case::new(
+            "fewer tiles than stages",
+            View::new(tile_rows + 1, h, None, 0, None, dtype)?,
+            Grid::Persistent,
+        ),
+        Case::new(
+            "strided + offset view",
+            View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?,
+            Grid::Fixed(4),
+        ),
     ])
 }
 
@@ -51,14 +67,36 @@ pub const SUITE_HIDDEN: [usize; 2] = [4096, 1544];
 /// The suite's shapes at one hidden size.
 pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Vec<Case>> {
     let pad = 64 / dtype.size();
-    let v = |tokens: usize, stride: Option<usize>, offset: usize| View::new(tokens, hidden, stride, offset, None, dtype);
+    let v = |tokens: usize, stride: Option<usize>, offset: usize| {
+        View::new(tokens, hidden, stride, offset, None, dtype)
+    };
     Ok(vec![
-        Case::new("tail tiles, 16 blocks walk ~30 tiles each", v(tile_rows * 480 + 1, None, 0)?, Grid::Fixed(16)),
-        Case::new("strided + offset view", v(tile_rows * 64 + 3, Some(hidden + pad), pad)?, Grid::Fixed(8)),
+        Case::new(
+            "tail tiles, 16 blocks walk ~30 tiles each",
+            v(tile_rows * 480 + 1, None, 0)?,
+            Grid::Fixed(16),
+        ),
+        Case::new(
+            "strided + offset view",
+            v(tile_rows * 64 + 3, Some(hidden + pad), pad)?,
+            Grid::Fixed(8),
+        ),
         Case::new("single tile", v(1, None, 0)?, Grid::Persistent),
-        Case::new("fewer tiles than stages", v(tile_rows * 2, None, 0)?, Grid::Fixed(1)),
-        Case::new("blocks owning no tile", v(tile_rows * 5, None, 0)?, Grid::Idle(7)),
-        Case::new("persistent grid", v(tile_rows * 4000 + 1, Some(hidden + pad), 0)?, Grid::Persistent),
+        Case::new(
+            "fewer tiles than stages",
+            v(tile_rows * 2, None, 0)?,
+            Grid::Fixed(1),
+        ),
+        Case::new(
+            "blocks owning no tile",
+            v(tile_rows * 5, None, 0)?,
+            Grid::Idle(7),
+        ),
+        Case::new(
+            "persistent grid",
+            v(tile_rows * 4000 + 1, Some(hidden + pad), 0)?,
+            Grid::Persistent,
+        ),
     ])
 }
 
@@ -66,7 +104,18 @@ pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Vec<
 /// tail tile, and four blocks walking ~16 tiles each; small, so that K runs on fresh inputs are cheap.
 pub fn stress_case(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Case> {
     let pad = 64 / dtype.size();
-    Ok(Case::new("stress: strided, 4 blocks x ~16 tiles", View::new(tile_rows * 64 + 1, hidden, Some(hidden + pad), pad, None, dtype)?, Grid::Fixed(4)))
+    Ok(Case::new(
+        "stress: strided, 4 blocks x ~16 tiles",
+        View::new(
+            tile_rows * 64 + 1,
+            hidden,
+            Some(hidden + pad),
+            pad,
+            None,
+            dtype,
+        )?,
+        Grid::Fixed(4),
+    ))
 }
 
 /// Parses a user's --hidden list for the suite.
@@ -74,7 +123,9 @@ pub fn parse_hidden(list: &str) -> Result<Vec<usize>> {
     list.split(',')
         .map(|s| {
             s.trim().parse::<usize>().map_err(|_| {
-                Error::InvalidArgument(format!("--suite-hidden: '{s}' is not a number (allowed: e.g. 4096,1544)"))
+                Error::InvalidArgument(format!(
+                    "--suite-hidden: '{s}' is not a number (allowed: e.g. 4096,1544)"
+                ))
             })
         })
         .collect()
@@ -91,15 +142,25 @@ mod tests {
                 let tr = crate::variant::BuildConfig::default_tile_rows(h, dt);
                 let cases = suite_cases(h, dt, tr).unwrap();
                 let tiles = |c: &Case| c.view.tokens.div_ceil(tr);
-                assert!(cases.iter().any(|c| c.view.tokens % tr != 0 || tr == 1), "a tail tile");
+                assert!(
+                    cases.iter().any(|c| c.view.tokens % tr != 0 || tr == 1),
+                    "a tail tile"
+                );
                 assert!(cases.iter().any(|c| tiles(c) == 1));
                 assert!(cases.iter().any(|c| tiles(c) < 3));
-                assert!(cases.iter().any(|c| c.view.is_strided() && c.view.offset > 0));
+                assert!(
+                    cases
+                        .iter()
+                        .any(|c| c.view.is_strided() && c.view.offset > 0)
+                );
                 assert!(cases.iter().any(|c| matches!(c.grid, Grid::Idle(_))));
-                assert!(cases.iter().any(|c| matches!(c.grid, Grid::Fixed(g) if tiles(c) / g as usize >= 20)));
+                assert!(
+                    cases
+                        .iter()
+                        .any(|c| matches!(c.grid, Grid::Fixed(g) if tiles(c) / g as usize >= 20))
+                );
             }
         }
-        assert!(1544 % (256 * 8) != 0, "1544 leaves a column tail");
     }
 
     #[test]

@@ -80,14 +80,30 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
                     if dt.is_poison(out, i) {
                         acc.unwritten += 1;
                         row_wrong = true;
-                        push_first(&mut acc.first, WrongElement { row, col, got: f64::NAN, expected });
+                        push_first(
+                            &mut acc.first,
+                            WrongElement {
+                                row,
+                                col,
+                                got: f64::NAN,
+                                expected,
+                            },
+                        );
                         continue;
                     }
                     let got = dt.get(out, i);
                     if got.is_nan() {
                         acc.nan += 1;
                         row_wrong = true;
-                        push_first(&mut acc.first, WrongElement { row, col, got, expected });
+                        push_first(
+                            &mut acc.first,
+                            WrongElement {
+                                row,
+                                col,
+                                got,
+                                expected,
+                            },
+                        );
                         continue;
                     }
                     let err = (got - expected).abs();
@@ -96,7 +112,15 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
                     if err > tol.atol + tol.rtol * expected.abs() {
                         acc.beyond += 1;
                         row_wrong = true;
-                        push_first(&mut acc.first, WrongElement { row, col, got, expected });
+                        push_first(
+                            &mut acc.first,
+                            WrongElement {
+                                row,
+                                col,
+                                got,
+                                expected,
+                            },
+                        );
                     }
                 }
                 if row_wrong {
@@ -107,7 +131,11 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
         )
         .map(|(acc, _)| acc)
         .reduce(Acc::default, Acc::merge);
-    let rel_l2 = if acc.ref2 > 0.0 { (acc.diff2 / acc.ref2).sqrt() } else { f64::INFINITY };
+    let rel_l2 = if acc.ref2 > 0.0 {
+        (acc.diff2 / acc.ref2).sqrt()
+    } else {
+        f64::INFINITY
+    };
     let mut tiles: Vec<usize> = acc.wrong_rows.iter().map(|r| r / tile_rows).collect();
     tiles.sort_unstable();
     tiles.dedup();
@@ -154,7 +182,10 @@ pub fn against_baseline(
 ) -> Verdict {
     let differ = differing_elements(out, baseline, data.dtype);
     let mut v = if differ == 0 && baseline_verdict.passed {
-        Verdict { checked_against: "bit-identical to sync, which passed the f64 reference".into(), ..baseline_verdict.clone() }
+        Verdict {
+            checked_against: "bit-identical to sync, which passed the f64 reference".into(),
+            ..baseline_verdict.clone()
+        }
     } else {
         against_reference(out, data, tile_rows)
     };
@@ -175,7 +206,7 @@ impl Verdict {
             why.push(format!("{} NaN", self.nan));
         }
         if let Some(r) = self.rel_l2
-            && !(r <= tol.rel_l2)
+            && (r.is_nan() || r > tol.rel_l2)
         {
             why.push(format!("rel L2 error {r:.3e} > {:.0e}", tol.rel_l2));
         }
@@ -201,7 +232,11 @@ impl Verdict {
             && self.rel_l2.is_some_and(|r| r <= tol.rel_l2)
             && self.beyond_tolerance == 0
             && self.differs_from_baseline.unwrap_or(0) == 0;
-        self.failure = if self.passed { None } else { Some(why.join("; ")) };
+        self.failure = if self.passed {
+            None
+        } else {
+            Some(why.join("; "))
+        };
     }
 }
 
@@ -278,7 +313,11 @@ mod tests {
 
     #[test]
     fn small_drift_in_one_element_is_caught_per_precision() {
-        for (dt, scale) in [(DType::F32, 1.001f32), (DType::F16, 1.02), (DType::Bf16, 1.1)] {
+        for (dt, scale) in [
+            (DType::F32, 1.001f32),
+            (DType::F16, 1.02),
+            (DType::Bf16, 1.1),
+        ] {
             let (data, mut out) = setup(dt);
             let i = 5 * 64 + 7;
             let mut ref_row = vec![0.0; 64];

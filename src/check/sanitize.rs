@@ -24,8 +24,14 @@ pub struct Finding {
 /// Parses compute-sanitizer's summary: `RACECHECK SUMMARY: N hazards displayed` for racecheck,
 /// `ERROR SUMMARY: N errors` otherwise.
 pub fn parse_summary(tool: &str, output: &str) -> Option<u32> {
-    let key = if tool == "racecheck" { "RACECHECK SUMMARY:" } else { "ERROR SUMMARY:" };
-    let after = output.lines().find_map(|l| l.split_once(key).map(|(_, r)| r.trim().to_string()))?;
+    let key = if tool == "racecheck" {
+        "RACECHECK SUMMARY:"
+    } else {
+        "ERROR SUMMARY:"
+    };
+    let after = output
+        .lines()
+        .find_map(|l| l.split_once(key).map(|(_, r)| r.trim().to_string()))?;
     after.split_whitespace().next()?.parse().ok()
 }
 
@@ -37,14 +43,22 @@ pub fn parse_tools(list: &str) -> Result<Vec<String>> {
             if TOOLS.contains(&t) {
                 Ok(t.to_string())
             } else {
-                Err(Error::InvalidArgument(format!("unknown sanitizer tool '{t}' (allowed: racecheck, synccheck, memcheck)")))
+                Err(Error::InvalidArgument(format!(
+                    "unknown sanitizer tool '{t}' (allowed: racecheck, synccheck, memcheck)"
+                )))
             }
         })
         .collect()
 }
 
 /// Runs `exe probe <variant> <probe_args>` under the tool.
-pub fn run(sanitizer: &Path, tool: &str, exe: &Path, variant: &str, probe_args: &[String]) -> Result<Finding> {
+pub fn run(
+    sanitizer: &Path,
+    tool: &str,
+    exe: &Path,
+    variant: &str,
+    probe_args: &[String],
+) -> Result<Finding> {
     let mut cmd = Command::new(sanitizer);
     cmd.args(["--tool", tool, "--print-limit", "20"]);
     if tool == "racecheck" {
@@ -52,8 +66,16 @@ pub fn run(sanitizer: &Path, tool: &str, exe: &Path, variant: &str, probe_args: 
     }
     cmd.arg(exe).arg("probe").arg(variant).args(probe_args);
     let out = cmd.output().map_err(|e| Error::io(sanitizer, e))?;
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    let excerpt: Vec<&str> = text.lines().filter(|l| l.starts_with("=========")).take(12).collect();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let excerpt: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("========="))
+        .take(12)
+        .collect();
     Ok(Finding {
         tool: tool.to_string(),
         variant: variant.to_string(),
@@ -71,16 +93,35 @@ mod tests {
     fn summaries_parse_per_tool() {
         let race = "========= Error: Race reported between Read access at ...\n========= RACECHECK SUMMARY: 3 hazards displayed (3 errors, 0 warnings)\n";
         assert_eq!(parse_summary("racecheck", race), Some(3));
-        assert_eq!(parse_summary("racecheck", "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"), Some(0));
-        assert_eq!(parse_summary("memcheck", "========= ERROR SUMMARY: 0 errors"), Some(0));
-        assert_eq!(parse_summary("synccheck", "========= ERROR SUMMARY: 12 errors"), Some(12));
+        assert_eq!(
+            parse_summary(
+                "racecheck",
+                "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+            ),
+            Some(0)
+        );
+        assert_eq!(
+            parse_summary("memcheck", "========= ERROR SUMMARY: 0 errors"),
+            Some(0)
+        );
+        assert_eq!(
+            parse_summary("synccheck", "========= ERROR SUMMARY: 12 errors"),
+            Some(12)
+        );
         assert_eq!(parse_summary("memcheck", "the process crashed"), None);
-        assert_eq!(parse_summary("racecheck", "========= ERROR SUMMARY: 0 errors"), None, "racecheck reads its own line");
+        assert_eq!(
+            parse_summary("racecheck", "========= ERROR SUMMARY: 0 errors"),
+            None,
+            "racecheck reads its own line"
+        );
     }
 
     #[test]
     fn tools_are_checked() {
-        assert_eq!(parse_tools("racecheck, memcheck").unwrap(), vec!["racecheck", "memcheck"]);
+        assert_eq!(
+            parse_tools("racecheck, memcheck").unwrap(),
+            vec!["racecheck", "memcheck"]
+        );
         let e = parse_tools("initcheck").unwrap_err().to_string();
         assert!(e.contains("initcheck") && e.contains("allowed"), "{e}");
     }

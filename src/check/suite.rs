@@ -4,13 +4,13 @@
 //! N failed` last.
 
 use super::cases::{self, Case};
+use crate::Result;
 use crate::dtype::DType;
 use crate::harness::Harness;
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
 use crate::sass::Attestation;
 use crate::variant::{BuildConfig, Claim, Variant};
-use crate::Result;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone)]
@@ -52,21 +52,46 @@ impl SuiteReport {
 
     pub fn record(&mut self, name: String, passed: bool, detail: String) {
         let sep = if detail.is_empty() { "" } else { ": " };
-        println!("{} {name}{sep}{detail}", if passed { "ok  " } else { "FAIL" });
-        self.tests.push(TestResult { name, passed, detail });
+        println!(
+            "{} {name}{sep}{detail}",
+            if passed { "ok  " } else { "FAIL" }
+        );
+        self.tests.push(TestResult {
+            name,
+            passed,
+            detail,
+        });
     }
 }
 
 /// Result slots reset to "passed", keeping the build evidence.
 fn fresh(results: &[VariantResult]) -> Vec<VariantResult> {
-    results.iter().map(|r| VariantResult { status: Status::Passed, detail: None, validation: Vec::new(), ..r.clone() }).collect()
+    results
+        .iter()
+        .map(|r| VariantResult {
+            status: Status::Passed,
+            detail: None,
+            validation: Vec::new(),
+            ..r.clone()
+        })
+        .collect()
 }
 
 /// Builds `variants` under `cfg` into `results` (appended), returning ready kernels whose indices
 /// point into `results`.
-fn prepare_into(h: &Harness, variants: &[Variant], cfg: &BuildConfig, results: &mut Vec<VariantResult>, report: &mut SuiteReport, tag: &str) -> Vec<Ready> {
+fn prepare_into(
+    h: &Harness,
+    variants: &[Variant],
+    cfg: &BuildConfig,
+    results: &mut Vec<VariantResult>,
+    report: &mut SuiteReport,
+    tag: &str,
+) -> Vec<Ready> {
     let offset = results.len();
-    let mut mine: Vec<VariantResult> = variants.iter().map(|v| VariantResult::new(v, cfg)).collect();
+    let mut mine: Vec<VariantResult> = variants
+        .iter()
+        .map(|v| VariantResult::new(v, cfg))
+        .collect();
     let mut ready = prepare_all(h, variants, cfg, &[], &mut mine);
     for r in mine.iter().filter(|r| r.status != Status::Passed) {
         let why = r.detail.clone().unwrap_or_default();
@@ -89,7 +114,13 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     let controls = Variant::matching(Variant::controls(), o.variants.as_deref());
     if correct.is_empty() && controls.is_empty() {
         // select names what is allowed
-        Variant::select(Variant::catalogue().into_iter().chain(Variant::controls()).collect(), o.variants.as_deref())?;
+        Variant::select(
+            Variant::catalogue()
+                .into_iter()
+                .chain(Variant::controls())
+                .collect(),
+            o.variants.as_deref(),
+        )?;
     }
     if !correct.iter().any(Variant::is_baseline) {
         correct.insert(0, Variant::catalogue().remove(0));
@@ -97,29 +128,64 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     for &dtype in &o.dtypes {
         for &hidden in &o.hidden {
             let cfg = BuildConfig::new(dtype, hidden, None);
-            let stressed = BuildConfig { stress: STRESS_BOTH, ..cfg };
+            let stressed = BuildConfig {
+                stress: STRESS_BOTH,
+                ..cfg
+            };
             let cases = cases::suite_cases(hidden, dtype, cfg.tile_rows)?;
             let tag = format!("{dtype} h{hidden}");
             let mut results = Vec::new();
             let clean = prepare_into(h, &correct, &cfg, &mut results, &mut report, &tag);
             let stress: Vec<Variant> = correct.iter().chain(&controls).cloned().collect();
-            let shaken = prepare_into(h, &stress, &stressed, &mut results, &mut report, &format!("{tag} stress"));
+            let shaken = prepare_into(
+                h,
+                &stress,
+                &stressed,
+                &mut results,
+                &mut report,
+                &format!("{tag} stress"),
+            );
             evidence_tests(&mut report, &clean, &tag);
-            let baseline: Vec<&Ready> = clean.iter().filter(|r| r.prepared.variant.is_baseline()).collect();
-            h.progress.stage(&format!("check {tag}"), (cases.len() * clean.len() + shaken.len() * o.runs * 2) as u64);
+            let baseline: Vec<&Ready> = clean
+                .iter()
+                .filter(|r| r.prepared.variant.is_baseline())
+                .collect();
+            h.progress.stage(
+                &format!("check {tag}"),
+                (cases.len() * clean.len() + shaken.len() * o.runs * 2) as u64,
+            );
             for (ci, case) in cases.iter().enumerate() {
-                let runnable: Vec<&Ready> =
-                    clean.iter().filter(|r| h.unsupported(&r.prepared.variant, &case.view, &cfg).is_none()).collect();
+                let runnable: Vec<&Ready> = clean
+                    .iter()
+                    .filter(|r| {
+                        h.unsupported(&r.prepared.variant, &case.view, &cfg)
+                            .is_none()
+                    })
+                    .collect();
                 let mut res = fresh(&results);
                 validate_case(h, &runnable, &mut res, case, dtype, case_seed(o.seed, ci))?;
                 for r in &runnable {
                     let v = &res[r.index];
-                    report.record(format!("valid {tag} {} [{}]", v.name, case.name), v.status == Status::Passed, v.detail.clone().unwrap_or_default());
+                    report.record(
+                        format!("valid {tag} {} [{}]", v.name, case.name),
+                        v.status == Status::Passed,
+                        v.detail.clone().unwrap_or_default(),
+                    );
                 }
             }
             let stress_case = cases::stress_case(hidden, dtype, cfg.tile_rows)?;
             for s in &shaken {
-                repeated(h, &mut report, &baseline, s, &stress_case, &results, &stressed, o, &tag)?;
+                repeated(
+                    h,
+                    &mut report,
+                    &baseline,
+                    s,
+                    &stress_case,
+                    &results,
+                    &stressed,
+                    o,
+                    &tag,
+                )?;
             }
             h.progress.done();
             report.results.extend(results);
@@ -136,16 +202,27 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
         report.record(
             format!("occupancy {tag} {}", p.variant.name),
             o.blocks_per_sm == res.driver_blocks_per_sm,
-            format!("model {} blocks/SM ({}), driver {}", o.blocks_per_sm, o.limiter.name(), res.driver_blocks_per_sm),
+            format!(
+                "model {} blocks/SM ({}), driver {}",
+                o.blocks_per_sm,
+                o.limiter.name(),
+                res.driver_blocks_per_sm
+            ),
         );
         if p.variant.claim() == Claim::AnyAsync {
             continue;
         }
         match &p.sass.attestation {
-            Attestation::Unverified { reason } => {
-                report.record(format!("sass {tag} {}", p.variant.name), false, format!("unverified: {reason}"))
-            }
-            a => report.record(format!("sass {tag} {}", p.variant.name), a.is_attested(), a.label()),
+            Attestation::Unverified { reason } => report.record(
+                format!("sass {tag} {}", p.variant.name),
+                false,
+                format!("unverified: {reason}"),
+            ),
+            a => report.record(
+                format!("sass {tag} {}", p.variant.name),
+                a.is_attested(),
+                a.label(),
+            ),
         }
     }
 }
@@ -176,7 +253,14 @@ fn repeated(
     for k in 0..if v.may_fault() { 0 } else { o.runs } {
         let mut res = fresh(results);
         let pair: Vec<&Ready> = baseline.iter().copied().chain(std::iter::once(s)).collect();
-        validate_case(h, &pair, &mut res, case, cfg.dtype, case_seed(o.seed ^ 0x5EED_0F_57E55, k))?;
+        validate_case(
+            h,
+            &pair,
+            &mut res,
+            case,
+            cfg.dtype,
+            case_seed(o.seed ^ 0x05EE_D0F5_7E55, k),
+        )?;
         let r = &res[s.index];
         if r.status != Status::Passed {
             failed += 1;
@@ -190,12 +274,20 @@ fn repeated(
         Some(c) => report.record(
             format!("control {tag} {} [{}]", v.name, case.name),
             failed == o.runs,
-            format!("caught {failed}/{}; {}; first: {first}", o.runs, c.describe()),
+            format!(
+                "caught {failed}/{}; {}; first: {first}",
+                o.runs,
+                c.describe()
+            ),
         ),
         None => report.record(
             format!("stress {tag} {} [{}]", v.name, case.name),
             failed == 0,
-            if failed == 0 { format!("0/{} runs failed with random sleeps", o.runs) } else { format!("{failed}/{} runs failed; first: {first}", o.runs) },
+            if failed == 0 {
+                format!("0/{} runs failed with random sleeps", o.runs)
+            } else {
+                format!("{failed}/{} runs failed; first: {first}", o.runs)
+            },
         ),
     }
     Ok(())
@@ -203,7 +295,12 @@ fn repeated(
 
 /// Runs a control that may fault the device in `tilepipe probe --runs` child processes: a fault
 /// ends a child (and counts as caught), the next child takes the remaining runs.
-fn in_child(v: &Variant, case: &Case, cfg: &BuildConfig, o: &SuiteOptions) -> Result<(usize, String)> {
+fn in_child(
+    v: &Variant,
+    case: &Case,
+    cfg: &BuildConfig,
+    o: &SuiteOptions,
+) -> Result<(usize, String)> {
     let exe = std::env::current_exe().map_err(|e| crate::Error::io("current executable", e))?;
     let (mut done, mut caught, mut first) = (0usize, 0usize, String::new());
     while done < o.runs {
@@ -215,10 +312,35 @@ fn in_child(v: &Variant, case: &Case, cfg: &BuildConfig, o: &SuiteOptions) -> Re
         let out = std::process::Command::new(&exe)
             .arg("probe")
             .arg(&v.name)
-            .args(["--dtype", cfg.dtype.name(), "--hidden", &c.hidden.to_string(), "--tokens", &c.tokens.to_string()])
-            .args(["--row-stride", &c.row_stride.to_string(), "--offset", &c.offset.to_string(), "--tile-rows", &cfg.tile_rows.to_string()])
-            .args(["--stress", &cfg.stress.to_string(), "--blocks", &blocks.to_string(), "--quiet"])
-            .args(["--runs", &(o.runs - done).to_string(), "--seed", &(o.seed ^ 0xC41D + done as u64).to_string()])
+            .args([
+                "--dtype",
+                cfg.dtype.name(),
+                "--hidden",
+                &c.hidden.to_string(),
+                "--tokens",
+                &c.tokens.to_string(),
+            ])
+            .args([
+                "--row-stride",
+                &c.row_stride.to_string(),
+                "--offset",
+                &c.offset.to_string(),
+                "--tile-rows",
+                &cfg.tile_rows.to_string(),
+            ])
+            .args([
+                "--stress",
+                &cfg.stress.to_string(),
+                "--blocks",
+                &blocks.to_string(),
+                "--quiet",
+            ])
+            .args([
+                "--runs",
+                &(o.runs - done).to_string(),
+                "--seed",
+                &(o.seed ^ (0xC41D + done as u64)).to_string(),
+            ])
             .output()
             .map_err(|e| crate::Error::io(&exe, e))?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -232,12 +354,21 @@ fn in_child(v: &Variant, case: &Case, cfg: &BuildConfig, o: &SuiteOptions) -> Re
             }
         }
         done += lines.len();
-        if !out.status.success() && done < o.runs && lines.iter().all(|l| l.contains(": passed") || l.contains(": FAILED")) {
+        if !out.status.success()
+            && done < o.runs
+            && lines
+                .iter()
+                .all(|l| l.contains(": passed") || l.contains(": FAILED"))
+        {
             // the child died in the run after its last line: a fault, which the control caused
             caught += 1;
             done += 1;
             if first.is_empty() {
-                first = format!("run {}: the launch faulted: {}", done - 1, String::from_utf8_lossy(&out.stderr).trim());
+                first = format!(
+                    "run {}: the launch faulted: {}",
+                    done - 1,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
             }
         }
     }
@@ -245,5 +376,9 @@ fn in_child(v: &Variant, case: &Case, cfg: &BuildConfig, o: &SuiteOptions) -> Re
 }
 
 fn truncate(s: &str, n: usize) -> String {
-    if s.len() <= n { s.to_string() } else { format!("{}...", &s[..s.floor_char_boundary(n)]) }
+    if s.len() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", &s[..s.floor_char_boundary(n)])
+    }
 }

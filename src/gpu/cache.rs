@@ -15,7 +15,13 @@ pub struct Cache {
 
 /// Every input that changes the cubin. Each part is length-prefixed so that no two different
 /// inputs can hash the same bytes by shifting text between parts.
-pub fn key(source: &str, headers: &[(&str, &str)], options: &[String], arch: &str, nvrtc: &str) -> String {
+pub fn key(
+    source: &str,
+    headers: &[(&str, &str)],
+    options: &[String],
+    arch: &str,
+    nvrtc: &str,
+) -> String {
     let mut h = Sha256::new();
     let mut part = |b: &[u8]| {
         h.update((b.len() as u64).to_le_bytes());
@@ -49,7 +55,9 @@ impl Cache {
     }
 
     pub fn at(dir: impl Into<PathBuf>) -> Cache {
-        Cache { dir: Some(dir.into()) }
+        Cache {
+            dir: Some(dir.into()),
+        }
     }
 
     pub fn disabled() -> Cache {
@@ -65,12 +73,16 @@ impl Cache {
     }
 
     pub fn get(&self, key: &str) -> Option<Vec<u8>> {
-        self.path(key).and_then(|p| std::fs::read(p).ok()).filter(|b| !b.is_empty())
+        self.path(key)
+            .and_then(|p| std::fs::read(p).ok())
+            .filter(|b| !b.is_empty())
     }
 
     /// Stores atomically (write then rename), so a crash never leaves half a cubin under the key.
     pub fn put(&self, key: &str, cubin: &[u8]) -> Result<()> {
-        let (Some(dir), Some(path)) = (self.dir.as_ref(), self.path(key)) else { return Ok(()) };
+        let (Some(dir), Some(path)) = (self.dir.as_ref(), self.path(key)) else {
+            return Ok(());
+        };
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, cubin).map_err(|e| Error::io(&tmp, e))?;
@@ -98,12 +110,21 @@ mod tests {
             k("src", &["-DA=1"], "sm_80", "13.0"),
             k("src", &["-DA=1"], "sm_90", "12.8"),
             k("src", &["-DA=1", "-lineinfo"], "sm_90", "13.0"),
-            key("src", &[("ptx.cuh", "h2")], &["-DA=1".into()], "sm_90", "13.0"),
+            key(
+                "src",
+                &[("ptx.cuh", "h2")],
+                &["-DA=1".into()],
+                "sm_90",
+                "13.0",
+            ),
         ] {
             assert_ne!(base, other);
         }
         // moving text between parts must not collide
-        assert_ne!(k("ab", &["c"], "sm_90", "13.0"), k("a", &["bc"], "sm_90", "13.0"));
+        assert_ne!(
+            k("ab", &["c"], "sm_90", "13.0"),
+            k("a", &["bc"], "sm_90", "13.0")
+        );
     }
 
     #[test]
@@ -116,7 +137,14 @@ mod tests {
         let off = Cache::disabled();
         off.put("abc", b"x").unwrap();
         assert_eq!(off.get("abc"), None);
-        assert!(Cache::configure(Some(d.path().into()), true).dir().is_none());
-        assert_eq!(Cache::configure(Some(d.path().into()), false).dir(), Some(d.path()));
+        assert!(
+            Cache::configure(Some(d.path().into()), true)
+                .dir()
+                .is_none()
+        );
+        assert_eq!(
+            Cache::configure(Some(d.path().into()), false).dir(),
+            Some(d.path())
+        );
     }
 }

@@ -34,8 +34,14 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     pub(super) fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<Self> {
-        let attr = |a: A| ctx.attribute(a).map(|v| v as u32).map_err(|e| Error::cuda("cuDeviceGetAttribute", e));
-        let (major, minor) = ctx.compute_capability().map_err(|e| Error::cuda("cuDeviceGetAttribute", e))?;
+        let attr = |a: A| {
+            ctx.attribute(a)
+                .map(|v| v as u32)
+                .map_err(|e| Error::cuda("cuDeviceGetAttribute", e))
+        };
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| Error::cuda("cuDeviceGetAttribute", e))?;
         let mut driver = 0i32;
         // SAFETY: writes one int; the driver library is loaded (a context exists).
         unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver) }
@@ -44,9 +50,14 @@ impl DeviceInfo {
         Ok(DeviceInfo {
             ordinal,
             name: ctx.name().map_err(|e| Error::cuda("cuDeviceGetName", e))?,
-            arch: Arch { major: major as u32, minor: minor as u32 },
+            arch: Arch {
+                major: major as u32,
+                minor: minor as u32,
+            },
             sm_count: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
-            total_memory: ctx.total_mem().map_err(|e| Error::cuda("cuDeviceTotalMem", e))? as u64,
+            total_memory: ctx
+                .total_mem()
+                .map_err(|e| Error::cuda("cuDeviceTotalMem", e))? as u64,
             l2_bytes: attr(A::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as u64,
             smem_per_block: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
             smem_per_block_optin: attr(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
@@ -61,7 +72,9 @@ impl DeviceInfo {
             mem_clock_mhz: attr(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)? / 1000,
             mem_bus_bits: attr(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)?,
             driver_version: format!("{}.{}", driver / 1000, (driver % 1000) / 10),
-            nvrtc_version: super::nvrtc::version().map(|(a, b)| format!("{a}.{b}")).unwrap_or_else(|e| e.to_string()),
+            nvrtc_version: super::nvrtc::version()
+                .map(|(a, b)| format!("{a}.{b}"))
+                .unwrap_or_else(|e| e.to_string()),
         })
     }
 }

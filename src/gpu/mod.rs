@@ -13,7 +13,8 @@ pub use tensor_map::encode_tensor_map;
 use crate::{Error, Result};
 use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg,
+    CudaContext, CudaEvent, CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr,
+    LaunchConfig, PushKernelArg,
 };
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
@@ -73,14 +74,23 @@ impl Gpu {
     pub fn open(ordinal: usize) -> Result<Gpu> {
         // SAFETY: only probes whether libcuda can be loaded; no CUDA call is made.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(Error::NoDriver { detail: "libcuda.so could not be loaded".into() });
+            return Err(Error::NoDriver {
+                detail: "libcuda.so could not be loaded".into(),
+            });
         }
-        let count = CudaContext::device_count().map_err(|e| Error::NoGpu { detail: e.to_string() })?;
+        let count = CudaContext::device_count().map_err(|e| Error::NoGpu {
+            detail: e.to_string(),
+        })?;
         if count == 0 {
-            return Err(Error::NoGpu { detail: "the driver reports 0 devices".into() });
+            return Err(Error::NoGpu {
+                detail: "the driver reports 0 devices".into(),
+            });
         }
         if ordinal >= count as usize {
-            return Err(Error::BadDevice { ordinal, count: count as usize });
+            return Err(Error::BadDevice {
+                ordinal,
+                count: count as usize,
+            });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver_err("cuCtxCreate"))?;
         // SAFETY: tilepipe uses one stream and orders all work on it itself, so cudarc's per-buffer
@@ -93,7 +103,10 @@ impl Gpu {
     }
 
     pub fn free_memory(&self) -> Result<u64> {
-        let (free, _) = self.ctx.mem_get_info().map_err(driver_err("cuMemGetInfo"))?;
+        let (free, _) = self
+            .ctx
+            .mem_get_info()
+            .map_err(driver_err("cuMemGetInfo"))?;
         Ok(free as u64)
     }
 
@@ -120,23 +133,31 @@ impl Gpu {
 
     pub fn upload(&self, host: &[u8], what: &str) -> Result<DevBuf> {
         let mut d = self.alloc(host.len(), what)?;
-        self.stream.memcpy_htod(host, &mut d).map_err(driver_err("cuMemcpyHtoD"))?;
+        self.stream
+            .memcpy_htod(host, &mut d)
+            .map_err(driver_err("cuMemcpyHtoD"))?;
         Ok(d)
     }
 
     pub fn write(&self, host: &[u8], dst: &mut DevBuf) -> Result<()> {
-        self.stream.memcpy_htod(host, dst).map_err(driver_err("cuMemcpyHtoD"))
+        self.stream
+            .memcpy_htod(host, dst)
+            .map_err(driver_err("cuMemcpyHtoD"))
     }
 
     pub fn download(&self, src: &DevBuf) -> Result<Vec<u8>> {
-        self.stream.clone_dtoh(src).map_err(driver_err("cuMemcpyDtoH"))
+        self.stream
+            .clone_dtoh(src)
+            .map_err(driver_err("cuMemcpyDtoH"))
     }
 
     pub fn fill(&self, dst: &mut DevBuf, byte: u8) -> Result<()> {
         let (ptr, _sync) = dst.device_ptr(&self.stream);
         // SAFETY: ptr addresses dst.len() bytes owned by dst for the duration of the call.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, dst.len(), self.stream.cu_stream()) }
-            .map_err(driver_err("cuMemsetD8Async"))
+        unsafe {
+            cudarc::driver::result::memset_d8_async(ptr, byte, dst.len(), self.stream.cu_stream())
+        }
+        .map_err(driver_err("cuMemsetD8Async"))
     }
 
     /// Device-to-device copy of `bytes` from the start of src to the start of dst.
@@ -159,9 +180,13 @@ impl Gpu {
             .ctx
             .load_module(cudarc::nvrtc::Ptx::from_binary(cubin.to_vec()))
             .map_err(driver_err("cuModuleLoadData"))?;
-        let func = module.load_function(name).map_err(driver_err("cuModuleGetFunction"))?;
+        let func = module
+            .load_function(name)
+            .map_err(driver_err("cuModuleGetFunction"))?;
         let get = |a: CUfunction_attribute| {
-            func.get_attribute(a).map(|v| v as u32).map_err(driver_err("cuFuncGetAttribute"))
+            func.get_attribute(a)
+                .map(|v| v as u32)
+                .map_err(driver_err("cuFuncGetAttribute"))
         };
         let resources = FunctionResources {
             registers: get(CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS)?,
@@ -176,8 +201,13 @@ impl Gpu {
     /// blocks per SM the driver's occupancy calculator allows at this block size.
     pub fn prepare(&self, k: &Kernel, threads: u32, dyn_smem: u32) -> Result<u32> {
         k.func
-            .set_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, dyn_smem as i32)
-            .map_err(driver_err("cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))?;
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dyn_smem as i32,
+            )
+            .map_err(driver_err(
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+            ))?;
         k.func
             .occupancy_max_active_blocks_per_multiprocessor(threads, dyn_smem as usize, None)
             .map_err(driver_err("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
@@ -185,27 +215,53 @@ impl Gpu {
 
     /// Submits one launch; the return code of cuLaunchKernel is checked here, faults inside the
     /// kernel surface at the next `finish`.
-    pub fn launch(&self, k: &Kernel, grid: u32, threads: u32, dyn_smem: u32, params: &KernelParams) -> Result<()> {
-        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (threads, 1, 1), shared_mem_bytes: dyn_smem };
+    pub fn launch(
+        &self,
+        k: &Kernel,
+        grid: u32,
+        threads: u32,
+        dyn_smem: u32,
+        params: &KernelParams,
+    ) -> Result<()> {
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: dyn_smem,
+        };
         let mut b = self.stream.launch_builder(&k.func);
         b.arg(params);
         // SAFETY: the kernel takes exactly one argument, `const __grid_constant__ Params`, whose
         // layout KernelParams mirrors; every pointer in it is a live allocation of the sizes the
         // kernel was built for (checked by the caller's plan).
-        unsafe { b.launch(cfg) }.map(|_| ()).map_err(driver_err("cuLaunchKernel"))
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(driver_err("cuLaunchKernel"))
     }
 
     /// Waits for all submitted work, polling so that a kernel that never ends is reported after
     /// `limit` instead of blocking forever, and surfaces any asynchronous fault.
     pub fn finish(&self, what: &str, limit: Duration) -> Result<()> {
         let done = self.event(false)?;
-        done.record(&self.stream).map_err(driver_err("cuEventRecord"))?;
+        done.record(&self.stream)
+            .map_err(driver_err("cuEventRecord"))?;
         let start = Instant::now();
         loop {
             match done.try_is_complete() {
-                Ok(true) => return self.stream.synchronize().map_err(driver_err("cuStreamSynchronize")),
-                Ok(false) if start.elapsed() < limit => std::thread::sleep(Duration::from_micros(50)),
-                Ok(false) => return Err(Error::Hung { variant: what.to_string(), seconds: limit.as_secs() }),
+                Ok(true) => {
+                    return self
+                        .stream
+                        .synchronize()
+                        .map_err(driver_err("cuStreamSynchronize"));
+                }
+                Ok(false) if start.elapsed() < limit => {
+                    std::thread::sleep(Duration::from_micros(50))
+                }
+                Ok(false) => {
+                    return Err(Error::Hung {
+                        variant: what.to_string(),
+                        seconds: limit.as_secs(),
+                    });
+                }
                 Err(e) => return Err(Error::cuda(&format!("kernel {what}"), e)),
             }
         }
@@ -213,8 +269,14 @@ impl Gpu {
 
     /// An event; `timing` true makes one that elapsed_ms can read (cudarc's default cannot).
     pub fn event(&self, timing: bool) -> Result<CudaEvent> {
-        let flags = if timing { CUevent_flags::CU_EVENT_DEFAULT } else { CUevent_flags::CU_EVENT_DISABLE_TIMING };
-        self.ctx.new_event(Some(flags)).map_err(driver_err("cuEventCreate"))
+        let flags = if timing {
+            CUevent_flags::CU_EVENT_DEFAULT
+        } else {
+            CUevent_flags::CU_EVENT_DISABLE_TIMING
+        };
+        self.ctx
+            .new_event(Some(flags))
+            .map_err(driver_err("cuEventCreate"))
     }
 
     pub fn record(&self, ev: &CudaEvent) -> Result<()> {
@@ -222,6 +284,8 @@ impl Gpu {
     }
 
     pub fn elapsed_ms(&self, start: &CudaEvent, end: &CudaEvent) -> Result<f32> {
-        start.elapsed_ms(end).map_err(driver_err("cuEventElapsedTime"))
+        start
+            .elapsed_ms(end)
+            .map_err(driver_err("cuEventElapsedTime"))
     }
 }

@@ -9,12 +9,18 @@ fn present() -> Result<()> {
     if unsafe { sys::is_culib_present() } {
         Ok(())
     } else {
-        Err(Error::NoNvrtc { detail: "libnvrtc.so could not be loaded".into() })
+        Err(Error::NoNvrtc {
+            detail: "libnvrtc.so could not be loaded".into(),
+        })
     }
 }
 
 fn check(call: &str, r: nvrtcResult) -> Result<()> {
-    if r == nvrtcResult::NVRTC_SUCCESS { Ok(()) } else { Err(Error::cuda(call, format!("{r:?}"))) }
+    if r == nvrtcResult::NVRTC_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::cuda(call, format!("{r:?}")))
+    }
 }
 
 /// NVRTC's (major, minor).
@@ -33,7 +39,12 @@ pub struct Compiled {
 
 /// Compiles `source` with `headers` (include name, text) under `options`. On failure the error
 /// carries the NVRTC log, the options and the kernel's name.
-pub fn compile(source: &str, headers: &[(&str, &str)], kernel: &str, options: &[String]) -> Result<Compiled> {
+pub fn compile(
+    source: &str,
+    headers: &[(&str, &str)],
+    kernel: &str,
+    options: &[String],
+) -> Result<Compiled> {
     present()?;
     let c = |s: &str| CString::new(s).expect("no NUL in kernel sources or options");
     let src = c(source);
@@ -65,16 +76,29 @@ pub fn compile(source: &str, headers: &[(&str, &str)], kernel: &str, options: &[
             let mut size = 0usize;
             check("nvrtcGetCUBINSize", sys::nvrtcGetCUBINSize(prog, &mut size)).and_then(|_| {
                 let mut cubin = vec![0u8; size];
-                check("nvrtcGetCUBIN", sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char))?;
+                check(
+                    "nvrtcGetCUBIN",
+                    sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr() as *mut c_char),
+                )?;
                 if size == 0 {
-                    return Err(Error::cuda("nvrtcGetCUBIN", "empty cubin (was a virtual architecture given?)"));
+                    return Err(Error::cuda(
+                        "nvrtcGetCUBIN",
+                        "empty cubin (was a virtual architecture given?)",
+                    ));
                 }
-                Ok(Compiled { cubin, log: log.clone() })
+                Ok(Compiled {
+                    cubin,
+                    log: log.clone(),
+                })
             })
         } else {
             Err(Error::Compile {
                 kernel: kernel.to_string(),
-                arch: options.iter().find(|o| o.starts_with("--gpu-architecture")).cloned().unwrap_or_default(),
+                arch: options
+                    .iter()
+                    .find(|o| o.starts_with("--gpu-architecture"))
+                    .cloned()
+                    .unwrap_or_default(),
                 options: options.join(" "),
                 log,
             })
@@ -93,9 +117,14 @@ unsafe fn program_log(prog: nvrtcProgram) -> String {
             return String::new();
         }
         let mut buf = vec![0u8; size];
-        if sys::nvrtcGetProgramLog(prog, buf.as_mut_ptr() as *mut c_char) != nvrtcResult::NVRTC_SUCCESS {
+        if sys::nvrtcGetProgramLog(prog, buf.as_mut_ptr() as *mut c_char)
+            != nvrtcResult::NVRTC_SUCCESS
+        {
             return String::new();
         }
-        String::from_utf8_lossy(&buf).trim_end_matches('\0').trim().to_string()
+        String::from_utf8_lossy(&buf)
+            .trim_end_matches('\0')
+            .trim()
+            .to_string()
     }
 }

@@ -3,8 +3,8 @@
 use crate::tma::{L2Promotion, OobFill, Swizzle, TensorMapSpec};
 use crate::{Error, Result, dtype::DType};
 use cudarc::driver::sys::{
-    self, CUtensorMap, CUtensorMapDataType as T, CUtensorMapFloatOOBfill as F, CUtensorMapInterleave,
-    CUtensorMapL2promotion as L, CUtensorMapSwizzle as S,
+    self, CUtensorMap, CUtensorMapDataType as T, CUtensorMapFloatOOBfill as F,
+    CUtensorMapInterleave, CUtensorMapL2promotion as L, CUtensorMapSwizzle as S,
 };
 
 /// Encodes the map into the 128 bytes the kernel receives inside its parameters.
@@ -50,7 +50,8 @@ pub fn encode_tensor_map(spec: &TensorMapSpec) -> Result<[u64; 16]> {
             oob,
         )
     };
-    r.result().map_err(|e| Error::TensorMap(format!("cuTensorMapEncodeTiled: {e} for {spec:?}")))?;
+    r.result()
+        .map_err(|e| Error::TensorMap(format!("cuTensorMapEncodeTiled: {e} for {spec:?}")))?;
     // SAFETY: the driver initialised the map (the call succeeded).
     Ok(unsafe { map.assume_init() }.opaque)
 }

@@ -35,7 +35,11 @@ pub fn simulate(t: StageTimes, m: usize, slots: usize) -> f64 {
     let mut compute_end = vec![0.0f64; m];
     let mut last_copy = 0.0f64;
     for k in 0..m {
-        let slot_free = if k >= slots { compute_end[k - slots] } else { 0.0 };
+        let slot_free = if k >= slots {
+            compute_end[k - slots]
+        } else {
+            0.0
+        };
         let start = slot_free.max(last_copy);
         copy_done[k] = start + t.copy;
         last_copy = copy_done[k];
@@ -63,7 +67,11 @@ pub struct Comparison {
 pub const THRESHOLD: f64 = 0.15;
 
 pub fn compare(variant: &str, stages: usize, t: StageTimes, m: usize, measured: f64) -> Comparison {
-    let predicted = if stages <= 1 { sequential(t, m) } else { pipelined(t, m) };
+    let predicted = if stages <= 1 {
+        sequential(t, m)
+    } else {
+        pipelined(t, m)
+    };
     let departure = measured / predicted - 1.0;
     Comparison {
         variant: variant.to_string(),
@@ -99,7 +107,10 @@ pub fn explain(c: &Comparison, t: StageTimes) -> String {
 mod tests {
     use super::*;
 
-    const T: StageTimes = StageTimes { copy: 3.0, compute: 2.0 };
+    const T: StageTimes = StageTimes {
+        copy: 3.0,
+        compute: 2.0,
+    };
 
     #[test]
     fn closed_forms_by_hand() {
@@ -123,7 +134,10 @@ mod tests {
         assert_eq!(simulate(T, 4, 2), 14.0);
         assert_eq!(simulate(T, 4, 2), pipelined(T, 4));
         // compute-bound: 3 + 4 x 5 when copy 3, compute 5
-        let c = StageTimes { copy: 3.0, compute: 5.0 };
+        let c = StageTimes {
+            copy: 3.0,
+            compute: 5.0,
+        };
         assert_eq!(simulate(c, 4, 2), 23.0);
         assert_eq!(pipelined(c, 4), 23.0);
         // more slots do not beat the slower stage

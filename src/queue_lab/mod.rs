@@ -43,10 +43,14 @@ pub struct Queue {
 impl Queue {
     pub fn new(dt: f64, slots: f64) -> Result<Queue> {
         if !(dt.is_finite() && dt > 0.0) {
-            return Err(Error::Lab(format!("step {dt} s: allowed a finite number > 0")));
+            return Err(Error::Lab(format!(
+                "step {dt} s: allowed a finite number > 0"
+            )));
         }
         if !(slots.is_finite() && slots >= 1.0) {
-            return Err(Error::Lab(format!("slots {slots}: allowed a finite number >= 1")));
+            return Err(Error::Lab(format!(
+                "slots {slots}: allowed a finite number >= 1"
+            )));
         }
         let mut q = Queue {
             t: 0.0,
@@ -77,7 +81,13 @@ impl Queue {
     }
 
     fn rate(what: &str, v: f64) -> Result<f64> {
-        if v.is_finite() && v >= 0.0 { Ok(v) } else { Err(Error::Lab(format!("{what} rate {v}: allowed a finite number >= 0"))) }
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(Error::Lab(format!(
+                "{what} rate {v}: allowed a finite number >= 0"
+            )))
+        }
     }
 
     pub fn set_arrival(&mut self, v: f64) -> Result<()> {
@@ -93,9 +103,14 @@ impl Queue {
     /// Predicts the backlog `horizon` seconds from now (the exercise: one second, two steps).
     pub fn predict(&mut self, backlog: f64, horizon: f64) -> Result<()> {
         if !backlog.is_finite() {
-            return Err(Error::Lab(format!("prediction {backlog}: allowed a finite number")));
+            return Err(Error::Lab(format!(
+                "prediction {backlog}: allowed a finite number"
+            )));
         }
-        self.prediction = Some(Prediction { at: self.t + horizon, backlog });
+        self.prediction = Some(Prediction {
+            at: self.t + horizon,
+            backlog,
+        });
         self.verdict = None;
         Ok(())
     }
@@ -197,7 +212,12 @@ mod tests {
     #[test]
     fn bad_rates_are_refused() {
         let mut q = Queue::new(0.5, 4.0).unwrap();
-        assert!(q.set_arrival(-1.0).unwrap_err().to_string().contains("allowed a finite number >= 0"));
+        assert!(
+            q.set_arrival(-1.0)
+                .unwrap_err()
+                .to_string()
+                .contains("allowed a finite number >= 0")
+        );
         assert!(q.set_service(f64::NAN).is_err());
         assert!(Queue::new(0.0, 4.0).is_err());
         assert!(Queue::new(0.5, 0.0).is_err());

@@ -9,25 +9,46 @@ const HELP: &str = "reset | arrival N | service N | step [K] | predict N | show"
 /// Runs a script and returns the lines it prints.
 pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
     let mut out = vec![DISCLAIMER.to_string()];
-    for (i, raw) in script.split([';', '\n']).map(str::trim).filter(|c| !c.is_empty() && !c.starts_with('#')).enumerate() {
+    for (i, raw) in script
+        .split([';', '\n'])
+        .map(str::trim)
+        .filter(|c| !c.is_empty() && !c.starts_with('#'))
+        .enumerate()
+    {
         let mut words = raw.split_whitespace();
         let cmd = words.next().unwrap_or_default().to_ascii_lowercase();
         let arg = words.next();
         if words.next().is_some() {
-            return Err(Error::Lab(format!("command {} '{raw}': too many words (allowed: {HELP})", i + 1)));
+            return Err(Error::Lab(format!(
+                "command {} '{raw}': too many words (allowed: {HELP})",
+                i + 1
+            )));
         }
         let number = |what: &str| -> Result<f64> {
-            let a = arg.ok_or_else(|| Error::Lab(format!("command {} '{raw}': {what} needs a number", i + 1)))?;
-            a.parse::<f64>().map_err(|_| Error::Lab(format!("command {} '{raw}': '{a}' is not a number", i + 1)))
+            let a = arg.ok_or_else(|| {
+                Error::Lab(format!("command {} '{raw}': {what} needs a number", i + 1))
+            })?;
+            a.parse::<f64>().map_err(|_| {
+                Error::Lab(format!("command {} '{raw}': '{a}' is not a number", i + 1))
+            })
         };
         match cmd.as_str() {
             "reset" => q.reset(),
-            "arrival" => q.set_arrival(number("arrival")?).map_err(|e| Error::Lab(format!("command {} '{raw}': {e}", i + 1)))?,
-            "service" => q.set_service(number("service")?).map_err(|e| Error::Lab(format!("command {} '{raw}': {e}", i + 1)))?,
+            "arrival" => q
+                .set_arrival(number("arrival")?)
+                .map_err(|e| Error::Lab(format!("command {} '{raw}': {e}", i + 1)))?,
+            "service" => q
+                .set_service(number("service")?)
+                .map_err(|e| Error::Lab(format!("command {} '{raw}': {e}", i + 1)))?,
             "step" => {
                 let k = match arg {
                     None => 1,
-                    Some(a) => a.parse::<usize>().map_err(|_| Error::Lab(format!("command {} '{raw}': '{a}' is not a step count", i + 1)))?,
+                    Some(a) => a.parse::<usize>().map_err(|_| {
+                        Error::Lab(format!(
+                            "command {} '{raw}': '{a}' is not a step count",
+                            i + 1
+                        ))
+                    })?,
                 };
                 for _ in 0..k {
                     q.step();
@@ -35,11 +56,21 @@ pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
             }
             "predict" => q.predict(number("predict")?, 1.0)?,
             "show" => {}
-            _ => return Err(Error::Lab(format!("command {} '{raw}': unknown command '{cmd}' (allowed: {HELP})", i + 1))),
+            _ => {
+                return Err(Error::Lab(format!(
+                    "command {} '{raw}': unknown command '{cmd}' (allowed: {HELP})",
+                    i + 1
+                )));
+            }
         }
         out.push(format!("{raw:<12} -> {}", q.state_line()));
         if let Some((p, a)) = q.verdict.take() {
-            out.push(format!("             prediction {} vs backlog {}: {}", num(p), num(a), if (p - a).abs() < 1e-9 { "right" } else { "off" }));
+            out.push(format!(
+                "             prediction {} vs backlog {}: {}",
+                num(p),
+                num(a),
+                if (p - a).abs() < 1e-9 { "right" } else { "off" }
+            ));
         }
     }
     out.push(format!("backlog {}", num(q.backlog)));
@@ -56,10 +87,17 @@ mod tests {
 
     #[test]
     fn exercises_through_the_script() {
-        let out = run(&mut lab(), "reset; arrival 3; service 2; predict 5; step; step; show").unwrap();
+        let out = run(
+            &mut lab(),
+            "reset; arrival 3; service 2; predict 5; step; step; show",
+        )
+        .unwrap();
         assert_eq!(out[0], DISCLAIMER);
         assert_eq!(out.last().unwrap(), "backlog 5");
-        assert!(out.iter().any(|l| l.contains("prediction 5 vs backlog 5: right")));
+        assert!(
+            out.iter()
+                .any(|l| l.contains("prediction 5 vs backlog 5: right"))
+        );
         let out = run(&mut lab(), "reset\narrival 3\nservice 4\nstep 2").unwrap();
         assert_eq!(out.last().unwrap(), "backlog 3");
         assert_eq!(out.iter().filter(|l| l.contains(DISCLAIMER)).count(), 1);
@@ -68,11 +106,17 @@ mod tests {
     #[test]
     fn bad_commands_name_the_command() {
         let e = run(&mut lab(), "reset; jump 3").unwrap_err().to_string();
-        assert!(e.contains("command 2 'jump 3'") && e.contains("unknown command"), "{e}");
+        assert!(
+            e.contains("command 2 'jump 3'") && e.contains("unknown command"),
+            "{e}"
+        );
         let e = run(&mut lab(), "arrival x").unwrap_err().to_string();
         assert!(e.contains("'x' is not a number"), "{e}");
         let e = run(&mut lab(), "service -2").unwrap_err().to_string();
-        assert!(e.contains("command 1 'service -2'") && e.contains(">= 0"), "{e}");
+        assert!(
+            e.contains("command 1 'service -2'") && e.contains(">= 0"),
+            "{e}"
+        );
         let e = run(&mut lab(), "arrival").unwrap_err().to_string();
         assert!(e.contains("needs a number"), "{e}");
     }

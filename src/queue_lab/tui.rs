@@ -25,13 +25,24 @@ const RATE_STEP: f64 = 0.5;
 
 impl App {
     pub fn new(q: Queue) -> App {
-        App { q, input: None, step_after_input: false, message: "r reset  space step  a/A arrival  d/D service  p predict  q quit".into(), quit: false }
+        App {
+            q,
+            input: None,
+            step_after_input: false,
+            message: "r reset  space step  a/A arrival  d/D service  p predict  q quit".into(),
+            quit: false,
+        }
     }
 
     fn step(&mut self) {
         self.q.step();
         self.message = match self.q.verdict.take() {
-            Some((p, a)) => format!("after one second: predicted {}, backlog {} ({})", num(p), num(a), if (p - a).abs() < 1e-9 { "right" } else { "off" }),
+            Some((p, a)) => format!(
+                "after one second: predicted {}, backlog {} ({})",
+                num(p),
+                num(a),
+                if (p - a).abs() < 1e-9 { "right" } else { "off" }
+            ),
             None => format!("t = {} s", num(self.q.t)),
         };
     }
@@ -50,10 +61,15 @@ impl App {
                 }
                 KeyCode::Enter => {
                     let text = buf.clone();
-                    match text.parse::<f64>().map_err(|_| format!("'{text}' is not a number")).and_then(|v| self.q.predict(v, 1.0).map_err(|e| e.to_string())) {
+                    match text
+                        .parse::<f64>()
+                        .map_err(|_| format!("'{text}' is not a number"))
+                        .and_then(|v| self.q.predict(v, 1.0).map_err(|e| e.to_string()))
+                    {
                         Ok(()) => {
                             self.input = None;
-                            self.message = format!("predicted {text} at t = {} s", num(self.q.t + 1.0));
+                            self.message =
+                                format!("predicted {text} at t = {} s", num(self.q.t + 1.0));
                             if std::mem::take(&mut self.step_after_input) {
                                 self.step();
                             }
@@ -96,29 +112,45 @@ impl App {
 }
 
 pub fn draw(f: &mut Frame, app: &App) {
-    let [title, disclaimer, body, prompt] =
-        Layout::vertical([Constraint::Length(1), Constraint::Length(4), Constraint::Min(8), Constraint::Length(3)]).areas(f.area());
+    let [title, disclaimer, body, prompt] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(4),
+        Constraint::Min(8),
+        Constraint::Length(3),
+    ])
+    .areas(f.area());
     f.render_widget(
         Paragraph::new(Line::from(vec![
-            Span::styled("tilepipe queue lab", Style::default().add_modifier(Modifier::BOLD)),
+            Span::styled(
+                "tilepipe queue lab",
+                Style::default().add_modifier(Modifier::BOLD),
+            ),
             Span::raw(" - a fluid queue standing in for outstanding tiles"),
         ])),
         title,
     );
     f.render_widget(
         Paragraph::new(DISCLAIMER)
-            .style(Style::default().fg(Color::Yellow).add_modifier(Modifier::BOLD))
+            .style(
+                Style::default()
+                    .fg(Color::Yellow)
+                    .add_modifier(Modifier::BOLD),
+            )
             .wrap(Wrap { trim: true })
             .block(Block::default().borders(Borders::ALL)),
         disclaimer,
     );
-    let [left, right] = Layout::horizontal([Constraint::Length(30), Constraint::Min(20)]).areas(body);
+    let [left, right] =
+        Layout::horizontal([Constraint::Length(30), Constraint::Min(20)]).areas(body);
     let q = &app.q;
     let state = vec![
         Line::from(format!("t        {} s", num(q.t))),
         Line::from(format!("arrival  {} /s  (a A)", num(q.arrival))),
         Line::from(format!("service  {} /s  (d D)", num(q.service))),
-        Line::from(Span::styled(format!("backlog  {}", num(q.backlog)), Style::default().add_modifier(Modifier::BOLD))),
+        Line::from(Span::styled(
+            format!("backlog  {}", num(q.backlog)),
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
         Line::from(format!("{}-slot pipeline", num(q.slots))),
         Line::from(format!(" in flight {}", num(q.bounded))),
         Line::from(format!(" producer stalled {}", num(q.stalled))),
@@ -127,24 +159,58 @@ pub fn draw(f: &mut Frame, app: &App) {
             None => "no prediction pending".into(),
         }),
     ];
-    f.render_widget(Paragraph::new(state).block(Block::default().borders(Borders::ALL).title("state")), left);
+    f.render_widget(
+        Paragraph::new(state).block(Block::default().borders(Borders::ALL).title("state")),
+        left,
+    );
     let fluid: Vec<(f64, f64)> = q.history.iter().map(|h| (h.0, h.1)).collect();
     let bounded: Vec<(f64, f64)> = q.history.iter().map(|h| (h.0, h.2)).collect();
     let tmax = q.t.max(2.0);
-    let bmax = q.history.iter().map(|h| h.1.max(h.2)).fold(q.slots, f64::max).max(1.0) * 1.1;
+    let bmax = q
+        .history
+        .iter()
+        .map(|h| h.1.max(h.2))
+        .fold(q.slots, f64::max)
+        .max(1.0)
+        * 1.1;
     let chart = Chart::new(vec![
-        Dataset::default().name("backlog").marker(Marker::Braille).graph_type(GraphType::Line).style(Style::default().fg(Color::Cyan)).data(&fluid),
-        Dataset::default().name("S-slot").marker(Marker::Braille).graph_type(GraphType::Line).style(Style::default().fg(Color::Magenta)).data(&bounded),
+        Dataset::default()
+            .name("backlog")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(Color::Cyan))
+            .data(&fluid),
+        Dataset::default()
+            .name("S-slot")
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(Style::default().fg(Color::Magenta))
+            .data(&bounded),
     ])
-    .block(Block::default().borders(Borders::ALL).title("backlog over time"))
-    .x_axis(Axis::default().bounds([0.0, tmax]).labels(vec![Span::raw("0"), Span::raw(format!("{} s", num(tmax)))]))
-    .y_axis(Axis::default().bounds([0.0, bmax]).labels(vec![Span::raw("0"), Span::raw(num(bmax))]));
+    .block(
+        Block::default()
+            .borders(Borders::ALL)
+            .title("backlog over time"),
+    )
+    .x_axis(
+        Axis::default()
+            .bounds([0.0, tmax])
+            .labels(vec![Span::raw("0"), Span::raw(format!("{} s", num(tmax)))]),
+    )
+    .y_axis(
+        Axis::default()
+            .bounds([0.0, bmax])
+            .labels(vec![Span::raw("0"), Span::raw(num(bmax))]),
+    );
     f.render_widget(chart, right);
     let text = match &app.input {
         Some(buf) => format!("prediction> {buf}_   (Enter, Esc)"),
         None => app.message.clone(),
     };
-    f.render_widget(Paragraph::new(text).block(Block::default().borders(Borders::ALL)), prompt);
+    f.render_widget(
+        Paragraph::new(text).block(Block::default().borders(Borders::ALL)),
+        prompt,
+    );
 }
 
 /// Runs the interactive lab until q.
@@ -173,7 +239,14 @@ mod tests {
         let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
         t.draw(|f| draw(f, app)).unwrap();
         let buf = t.backend().buffer().clone();
-        (0..24).map(|y| (0..80).map(|x| buf[(x, y)].symbol().to_string()).collect::<String>() + "\n").collect()
+        (0..24)
+            .map(|y| {
+                (0..80)
+                    .map(|x| buf[(x, y)].symbol().to_string())
+                    .collect::<String>()
+                    + "\n"
+            })
+            .collect()
     }
 
     fn keys(app: &mut App, s: &str) {

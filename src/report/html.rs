@@ -7,7 +7,11 @@ use plotters::prelude::*;
 
 /// Horizontal bars of achieved GB/s per timed variant, with the copy ceiling as a line.
 pub fn bandwidth_chart(r: &RunResults) -> Result<String, String> {
-    let bars: Vec<(&str, f64)> = r.variants.iter().filter_map(|v| v.perf.map(|p| (v.name.as_str(), p.gbps))).collect();
+    let bars: Vec<(&str, f64)> = r
+        .variants
+        .iter()
+        .filter_map(|v| v.perf.map(|p| (v.name.as_str(), p.gbps)))
+        .collect();
     if bars.is_empty() {
         return Err("no timed variants".into());
     }
@@ -15,7 +19,8 @@ pub fn bandwidth_chart(r: &RunResults) -> Result<String, String> {
     let xmax = bars.iter().map(|b| b.1).fold(ceiling, f64::max) * 1.08;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (900, (60 + 24 * bars.len()) as u32)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, (900, (60 + 24 * bars.len()) as u32))
+            .into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut chart = ChartBuilder::on(&root)
             .margin(8)
@@ -29,19 +34,33 @@ pub fn bandwidth_chart(r: &RunResults) -> Result<String, String> {
             .x_desc("GB/s (X read + Y written) / median device time")
             .y_labels(bars.len())
             .y_label_formatter(&|y| match y {
-                SegmentValue::CenterOf(i) => bars.get(*i).map_or(String::new(), |b| b.0.to_string()),
+                SegmentValue::CenterOf(i) => {
+                    bars.get(*i).map_or(String::new(), |b| b.0.to_string())
+                }
                 _ => String::new(),
             })
             .draw()
             .map_err(|e| e.to_string())?;
         chart
             .draw_series(bars.iter().enumerate().map(|(i, (_, g))| {
-                Rectangle::new([(0.0, SegmentValue::Exact(i)), (*g, SegmentValue::Exact(i + 1))], RGBColor(52, 120, 200).filled())
+                Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(i)),
+                        (*g, SegmentValue::Exact(i + 1)),
+                    ],
+                    RGBColor(52, 120, 200).filled(),
+                )
             }))
             .map_err(|e| e.to_string())?;
         if ceiling > 0.0 {
             chart
-                .draw_series(LineSeries::new([(ceiling, SegmentValue::Exact(0)), (ceiling, SegmentValue::Exact(bars.len()))], RED.stroke_width(2)))
+                .draw_series(LineSeries::new(
+                    [
+                        (ceiling, SegmentValue::Exact(0)),
+                        (ceiling, SegmentValue::Exact(bars.len())),
+                    ],
+                    RED.stroke_width(2),
+                ))
                 .map_err(|e| e.to_string())?;
         }
         root.present().map_err(|e| e.to_string())?;

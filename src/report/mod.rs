@@ -141,18 +141,25 @@ impl RunResults {
 
     pub fn read(path: &Path) -> Result<RunResults> {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        let r: RunResults =
-            serde_json::from_str(&text).map_err(|e| Error::Format { path: path.into(), detail: e.to_string() })?;
+        let r: RunResults = serde_json::from_str(&text).map_err(|e| Error::Format {
+            path: path.into(),
+            detail: e.to_string(),
+        })?;
         if r.schema_version != SCHEMA_VERSION {
             return Err(Error::Format {
                 path: path.into(),
-                detail: format!("schema_version {} (this tilepipe reads {SCHEMA_VERSION})", r.schema_version),
+                detail: format!(
+                    "schema_version {} (this tilepipe reads {SCHEMA_VERSION})",
+                    r.schema_version
+                ),
             });
         }
         Ok(r)
     }
 
     pub fn baseline(&self) -> Option<&VariantResult> {
-        self.variants.iter().find(|v| v.mechanism == Mechanism::Sync && v.control.is_none())
+        self.variants
+            .iter()
+            .find(|v| v.mechanism == Mechanism::Sync && v.control.is_none())
     }
 }

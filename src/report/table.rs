@@ -5,12 +5,15 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_
 
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(header.to_vec());
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.to_vec());
     t
 }
 
 fn num(v: Option<f64>, digits: usize) -> Cell {
-    Cell::new(v.map_or("-".to_string(), |x| format!("{x:.digits$}"))).set_alignment(CellAlignment::Right)
+    Cell::new(v.map_or("-".to_string(), |x| format!("{x:.digits$}")))
+        .set_alignment(CellAlignment::Right)
 }
 
 pub fn performance(r: &RunResults) -> String {
@@ -37,7 +40,9 @@ pub fn performance(r: &RunResults) -> String {
             Cell::new(v.bytes_per_copy),
             Cell::new(v.status.label()),
             num(tm.map(|t| t.device.median * 1e3), 1),
-            Cell::new(tm.map_or("-".into(), |t| format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3))),
+            Cell::new(tm.map_or("-".into(), |t| {
+                format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
+            })),
             num(p.map(|p| p.gbps), 0),
             num(p.and_then(|p| p.pct_of_ceiling), 1),
             num(p.and_then(|p| p.speedup_vs_sync), 3),
@@ -65,11 +70,22 @@ pub fn evidence(r: &RunResults) -> String {
         let occ = if o.blocks_per_sm == res.driver_blocks_per_sm {
             format!("{} ({})", o.blocks_per_sm, o.warps_per_sm)
         } else {
-            format!("{} ({}), driver says {}", o.blocks_per_sm, o.warps_per_sm, res.driver_blocks_per_sm)
+            format!(
+                "{} ({}), driver says {}",
+                o.blocks_per_sm, o.warps_per_sm, res.driver_blocks_per_sm
+            )
         };
-        let (emitted, attestation) = v.sass.as_ref().map_or(("-".to_string(), "-".to_string()), |s| {
-            (s.census.as_ref().map_or("-".into(), |c| c.movement_summary()), s.attestation.label())
-        });
+        let (emitted, attestation) =
+            v.sass
+                .as_ref()
+                .map_or(("-".to_string(), "-".to_string()), |s| {
+                    (
+                        s.census
+                            .as_ref()
+                            .map_or("-".into(), |c| c.movement_summary()),
+                        s.attestation.label(),
+                    )
+                });
         t.add_row(vec![
             Cell::new(&v.name),
             Cell::new(res.function.registers),
@@ -87,9 +103,18 @@ pub fn evidence(r: &RunResults) -> String {
 
 /// Lines for variants that were skipped, failed or errored, with the reason.
 pub fn problems(r: &RunResults) -> Vec<String> {
-    r.variants.iter().filter(|v| v.status != Status::Passed).map(line).collect()
+    r.variants
+        .iter()
+        .filter(|v| v.status != Status::Passed)
+        .map(line)
+        .collect()
 }
 
 fn line(v: &VariantResult) -> String {
-    format!("{} {}: {}", v.status.label(), v.name, v.detail.as_deref().unwrap_or("(no detail)"))
+    format!(
+        "{} {}: {}",
+        v.status.label(),
+        v.name,
+        v.detail.as_deref().unwrap_or("(no detail)")
+    )
 }

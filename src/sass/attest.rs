@@ -23,7 +23,9 @@ impl Attestation {
     pub fn label(&self) -> String {
         match self {
             Attestation::Attested { .. } => "attested".into(),
-            Attestation::Mismatch { claimed, emitted } => format!("claimed {claimed}, emitted {emitted}"),
+            Attestation::Mismatch { claimed, emitted } => {
+                format!("claimed {claimed}, emitted {emitted}")
+            }
             Attestation::Unverified { .. } => "unverified".into(),
         }
     }
@@ -33,11 +35,16 @@ pub fn describe(claim: Claim) -> String {
     match claim {
         Claim::Synchronous => "synchronous copy (LDG + STS, no async copy)".into(),
         Claim::Ldgsts { bytes, bypass } => {
-            format!("cp.async{} {bytes} B (LDGSTS{}{})", if bypass { ".cg" } else { ".ca" }, if bypass { ".BYPASS" } else { "" }, match bytes {
-                16 => ".128",
-                8 => ".64",
-                _ => "",
-            })
+            format!(
+                "cp.async{} {bytes} B (LDGSTS{}{})",
+                if bypass { ".cg" } else { ".ca" },
+                if bypass { ".BYPASS" } else { "" },
+                match bytes {
+                    16 => ".128",
+                    8 => ".64",
+                    _ => "",
+                }
+            )
         }
         Claim::BulkCopy => "cp.async.bulk (UBLKCP)".into(),
         Claim::TensorCopy => "cp.async.bulk.tensor (UTMALDG)".into(),
@@ -55,8 +62,13 @@ pub fn attest(claim: Claim, c: &Census) -> Attestation {
         Claim::AnyAsync => asynchronous > 0,
     };
     if ok {
-        Attestation::Attested { evidence: c.movement_summary() }
+        Attestation::Attested {
+            evidence: c.movement_summary(),
+        }
     } else {
-        Attestation::Mismatch { claimed: describe(claim), emitted: c.movement_summary() }
+        Attestation::Mismatch {
+            claimed: describe(claim),
+            emitted: c.movement_summary(),
+        }
     }
 }

@@ -37,28 +37,46 @@ impl Census {
     /// Counts every instruction that can execute; `@!PT` (never true) placeholders are left out.
     pub fn of(f: &Function) -> Census {
         let mut opcodes = BTreeMap::new();
-        let live: Vec<_> = f.instructions.iter().filter(|i| i.predicate.as_deref() != Some("@!PT")).collect();
+        let live: Vec<_> = f
+            .instructions
+            .iter()
+            .filter(|i| i.predicate.as_deref() != Some("@!PT"))
+            .collect();
         for i in &live {
             *opcodes.entry(i.opcode.clone()).or_insert(0) += 1;
         }
-        Census { kernel: f.name.clone(), total: live.len() as u32, opcodes }
+        Census {
+            kernel: f.name.clone(),
+            total: live.len() as u32,
+            opcodes,
+        }
     }
 
     /// Total of opcodes whose base (text before the first dot) is `b`.
     pub fn count(&self, b: &str) -> u32 {
-        self.opcodes.iter().filter(|(k, _)| base(k) == b).map(|(_, n)| n).sum()
+        self.opcodes
+            .iter()
+            .filter(|(k, _)| base(k) == b)
+            .map(|(_, n)| n)
+            .sum()
     }
 
     /// Opcodes with base `b`, with counts, e.g. "LDGSTS.E.BYPASS.128 x8".
     pub fn forms(&self, b: &str) -> Vec<String> {
-        self.opcodes.iter().filter(|(k, _)| base(k) == b).map(|(k, n)| format!("{k} x{n}")).collect()
+        self.opcodes
+            .iter()
+            .filter(|(k, _)| base(k) == b)
+            .map(|(k, n)| format!("{k} x{n}"))
+            .collect()
     }
 
     /// LDGSTS of `bytes` per thread, L1-bypassing when `bypass`.
     pub fn ldgsts(&self, bytes: u32, bypass: bool) -> u32 {
         self.opcodes
             .iter()
-            .filter(|(k, _)| base(k) == "LDGSTS" && access_width(k) == bytes && k.contains(".BYPASS") == bypass)
+            .filter(|(k, _)| {
+                base(k) == "LDGSTS" && access_width(k) == bytes && k.contains(".BYPASS") == bypass
+            })
             .map(|(_, n)| n)
             .sum()
     }
@@ -69,8 +87,12 @@ impl Census {
 
     /// Widths of global loads, e.g. [16, 2].
     pub fn ldg_widths(&self) -> Vec<u32> {
-        let mut w: Vec<u32> =
-            self.opcodes.keys().filter(|k| base(k) == "LDG").map(|k| access_width(k)).collect();
+        let mut w: Vec<u32> = self
+            .opcodes
+            .keys()
+            .filter(|k| base(k) == "LDG")
+            .map(|k| access_width(k))
+            .collect();
         w.sort_unstable();
         w.dedup();
         w
@@ -79,19 +101,45 @@ impl Census {
     /// The movement and synchronisation classes named in the report.
     pub fn movement(&self) -> BTreeMap<String, u32> {
         let classes = [
-            "LDGSTS", "LDGDEPBAR", "DEPBAR", "UBLKCP", "UTMALDG", "UTMAPF", "SYNCS", "ARRIVES", "BAR", "LDG", "STS",
-            "LDS", "STG", "LDL", "STL",
+            "LDGSTS",
+            "LDGDEPBAR",
+            "DEPBAR",
+            "UBLKCP",
+            "UTMALDG",
+            "UTMAPF",
+            "SYNCS",
+            "ARRIVES",
+            "BAR",
+            "LDG",
+            "STS",
+            "LDS",
+            "STG",
+            "LDL",
+            "STL",
         ];
-        classes.iter().map(|c| (c.to_string(), self.count(c))).filter(|(_, n)| *n > 0).collect()
+        classes
+            .iter()
+            .map(|c| (c.to_string(), self.count(c)))
+            .filter(|(_, n)| *n > 0)
+            .collect()
     }
 
     /// One line naming the copy instructions found, e.g. "LDGSTS.E.BYPASS.128 x8, LDGDEPBAR x2".
     pub fn movement_summary(&self) -> String {
         let mut parts = Vec::new();
-        for b in ["UTMALDG", "UBLKCP", "LDGSTS", "LDGDEPBAR", "DEPBAR", "ARRIVES"] {
+        for b in [
+            "UTMALDG",
+            "UBLKCP",
+            "LDGSTS",
+            "LDGDEPBAR",
+            "DEPBAR",
+            "ARRIVES",
+        ] {
             parts.extend(self.forms(b));
         }
-        if parts.is_empty() || self.count("LDGSTS") + self.count("UBLKCP") + self.count("UTMALDG") == 0 {
+        if parts.is_empty()
+            || self.count("LDGSTS") + self.count("UBLKCP") + self.count("UTMALDG") == 0
+        {
             let ldg: Vec<String> = self.ldg_widths().iter().map(|w| format!("{w} B")).collect();
             parts.push(format!("synchronous LDG ({}) + STS", ldg.join(", ")));
         }

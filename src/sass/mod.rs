@@ -47,29 +47,53 @@ pub fn disassemble(cubin: &[u8], tc: &Toolchain) -> Result<Option<(String, Strin
         match Command::new(&tool).args(&args).arg(&path).output() {
             Ok(out) if out.status.success() => {
                 let _ = std::fs::remove_file(&path);
-                return Ok(Some((tool.display().to_string(), String::from_utf8_lossy(&out.stdout).into_owned())));
+                return Ok(Some((
+                    tool.display().to_string(),
+                    String::from_utf8_lossy(&out.stdout).into_owned(),
+                )));
             }
-            Ok(out) => last_err = format!("{}: {}", tool.display(), String::from_utf8_lossy(&out.stderr).trim()),
+            Ok(out) => {
+                last_err = format!(
+                    "{}: {}",
+                    tool.display(),
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )
+            }
             Err(e) => last_err = format!("{}: {e}", tool.display()),
         }
     }
     let _ = std::fs::remove_file(&path);
-    Err(Error::Disassembler { what: "cubin".into(), detail: last_err })
+    Err(Error::Disassembler {
+        what: "cubin".into(),
+        detail: last_err,
+    })
 }
 
 /// Census and attestation of `kernel` in a listing.
-pub fn examine_listing(tool: Option<String>, listing: String, kernel: &str, claim: Claim) -> SassEvidence {
+pub fn examine_listing(
+    tool: Option<String>,
+    listing: String,
+    kernel: &str,
+    claim: Claim,
+) -> SassEvidence {
     let functions = parse::parse(&listing);
     match functions.iter().find(|f| f.name == kernel) {
         Some(f) => {
             let census = Census::of(f);
             let attestation = attest(claim, &census);
-            SassEvidence { tool, census: Some(census), attestation, listing }
+            SassEvidence {
+                tool,
+                census: Some(census),
+                attestation,
+                listing,
+            }
         }
         None => SassEvidence {
             tool,
             census: None,
-            attestation: Attestation::Unverified { reason: format!("kernel {kernel} not found in the listing") },
+            attestation: Attestation::Unverified {
+                reason: format!("kernel {kernel} not found in the listing"),
+            },
             listing,
         },
     }
@@ -91,7 +115,16 @@ pub fn examine(cubin: &[u8], tc: &Toolchain, kernel: &str, claim: Claim) -> Resu
     })
 }
 
-const MOVEMENT: [&str; 8] = ["LDGSTS", "LDGDEPBAR", "DEPBAR", "UBLKCP", "UTMALDG", "SYNCS", "ARRIVES", "BAR"];
+const MOVEMENT: [&str; 8] = [
+    "LDGSTS",
+    "LDGDEPBAR",
+    "DEPBAR",
+    "UBLKCP",
+    "UTMALDG",
+    "SYNCS",
+    "ARRIVES",
+    "BAR",
+];
 
 /// The listing around each movement or synchronisation instruction (`context` lines either side),
 /// with the line-info comments nvdisasm interleaves, gaps marked by "...".
@@ -144,11 +177,21 @@ pub fn inspect(
     device: usize,
 ) -> Result<Inspection> {
     use crate::variant::{BuildConfig, Variant};
-    let all: Vec<Variant> = Variant::catalogue().into_iter().chain(Variant::controls()).collect();
-    let variant = all.iter().find(|v| v.name == name).cloned().ok_or_else(|| {
-        let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
-        Error::InvalidArgument(format!("unknown variant '{name}' (allowed: {})", names.join(", ")))
-    })?;
+    let all: Vec<Variant> = Variant::catalogue()
+        .into_iter()
+        .chain(Variant::controls())
+        .collect();
+    let variant = all
+        .iter()
+        .find(|v| v.name == name)
+        .cloned()
+        .ok_or_else(|| {
+            let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+            Error::InvalidArgument(format!(
+                "unknown variant '{name}' (allowed: {})",
+                names.join(", ")
+            ))
+        })?;
     crate::workload::View::new(1, hidden, None, 0, None, dtype)?;
     let arch = match arch {
         Some(a) => a,
@@ -158,13 +201,22 @@ pub fn inspect(
     let cfg = BuildConfig::new(dtype, hidden, tile_rows);
     let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
     let built = crate::kernels::build(&variant, &cfg, arch, &tc, &nvrtc, &cache)?;
-    let evidence = examine(&built.cubin, &tc, crate::kernels::KERNEL_NAME, variant.claim())?;
+    let evidence = examine(
+        &built.cubin,
+        &tc,
+        crate::kernels::KERNEL_NAME,
+        variant.claim(),
+    )?;
     let mut header = format!(
         "{} ({} {dtype} hidden {hidden}, tile {} rows) for {arch}, NVRTC {nvrtc}{}\nclaim: {}\nattestation: {}\ncompletion: {}\n",
         variant.name,
         variant.mechanism.name(),
         cfg.tile_rows,
-        if built.cache_hit { ", cubin from cache" } else { "" },
+        if built.cache_hit {
+            ", cubin from cache"
+        } else {
+            ""
+        },
         attest::describe(variant.claim()),
         evidence.attestation.label(),
         variant.completion(&cfg),
@@ -174,9 +226,15 @@ pub fn inspect(
             "disassembler: {}\ncensus: {} instructions; {}\n",
             evidence.tool.as_deref().unwrap_or("-"),
             c.total,
-            c.movement().iter().map(|(k, n)| format!("{k} {n}")).collect::<Vec<_>>().join(", ")
+            c.movement()
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
-        for b in ["LDGSTS", "UBLKCP", "UTMALDG", "LDG", "STS", "SYNCS", "DEPBAR", "LDL", "STL"] {
+        for b in [
+            "LDGSTS", "UBLKCP", "UTMALDG", "LDG", "STS", "SYNCS", "DEPBAR", "LDL", "STL",
+        ] {
             let f = c.forms(b);
             if !f.is_empty() {
                 header.push_str(&format!("  {b}: {}\n", f.join(", ")));

@@ -54,7 +54,9 @@ fn function_header(line: &str) -> Option<String> {
     if let Some(name) = t.strip_prefix("Function :") {
         return Some(name.trim().to_string());
     }
-    t.strip_prefix(".text.").and_then(|n| n.strip_suffix(':')).map(str::to_string)
+    t.strip_prefix(".text.")
+        .and_then(|n| n.strip_suffix(':'))
+        .map(str::to_string)
 }
 
 /// All functions in a listing, in order. Instructions before any header belong to an unnamed one.
@@ -62,10 +64,16 @@ pub fn parse(listing: &str) -> Vec<Function> {
     let mut out: Vec<Function> = Vec::new();
     for (i, line) in listing.lines().enumerate() {
         if let Some(name) = function_header(line) {
-            out.push(Function { name, instructions: Vec::new() });
+            out.push(Function {
+                name,
+                instructions: Vec::new(),
+            });
         } else if let Some(ins) = parse_instruction(line, i) {
             if out.is_empty() {
-                out.push(Function { name: String::new(), instructions: Vec::new() });
+                out.push(Function {
+                    name: String::new(),
+                    instructions: Vec::new(),
+                });
             }
             out.last_mut().expect("pushed above").instructions.push(ins);
         }
@@ -93,7 +101,11 @@ mod tests {
         let cuobjdump = "\t\tFunction : other\n        /*0010*/                   S2UR UR15, SR_CTAID.X ;    /* 0x00000000000f79c3 */\n                                                                    /* 0x000e620000002500 */\n";
         let f = parse(cuobjdump);
         assert_eq!(f[0].name, "other");
-        assert_eq!(f[0].instructions.len(), 1, "encoding-only lines are not instructions");
+        assert_eq!(
+            f[0].instructions.len(),
+            1,
+            "encoding-only lines are not instructions"
+        );
         assert_eq!(f[0].instructions[0].operands, "UR15, SR_CTAID.X");
     }
 }

@@ -25,49 +25,85 @@ const VALIDATED: &str = "build validated before timing on 4 shapes (small as-giv
 const PROBE: &str = "stage probe: one stage only, output meaningless, not validated";
 
 pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
-    let done = if o.resume { done_keys(&o.jsonl)? } else { Default::default() };
+    let done = if o.resume {
+        done_keys(&o.jsonl)?
+    } else {
+        Default::default()
+    };
     if !o.resume && o.jsonl.exists() {
-        return Err(Error::InvalidArgument(format!("{} exists: pass --resume to continue it, or another --out", o.jsonl.display())));
+        return Err(Error::InvalidArgument(format!(
+            "{} exists: pass --resume to continue it, or another --out",
+            o.jsonl.display()
+        )));
     }
     let ceiling = bench::copy_ceiling(h, 1 << 30, 10)?.gbps;
     let mut records = Vec::new();
     for &dtype in &o.spec.dtypes {
-        let rows: Vec<usize> = if o.spec.tile_rows.is_empty() { vec![BuildConfig::default_tile_rows(o.hidden, dtype)] } else { o.spec.tile_rows.clone() };
+        let rows: Vec<usize> = if o.spec.tile_rows.is_empty() {
+            vec![BuildConfig::default_tile_rows(o.hidden, dtype)]
+        } else {
+            o.spec.tile_rows.clone()
+        };
         for tile_rows in rows {
             let full = BuildConfig::new(dtype, o.hidden, Some(tile_rows));
             let variants = o.spec.variants();
             let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
             if o.spec.probes {
                 sets.push((BuildConfig { only: 1, ..full }, variants.clone()));
-                sets.push((BuildConfig { only: 2, ..full }, vec![Variant::catalogue().remove(0)]));
+                sets.push((
+                    BuildConfig { only: 2, ..full },
+                    vec![Variant::catalogue().remove(0)],
+                ));
             }
             let small = View::new(tile_rows * 64 + 1, o.hidden, None, 0, None, dtype)?;
             let mut ready: Vec<(Ready, Vec<VariantResult>)> = Vec::new();
             for (cfg, vs) in &sets {
-                let mut res: Vec<VariantResult> = vs.iter().map(|v| VariantResult::new(v, cfg)).collect();
+                let mut res: Vec<VariantResult> =
+                    vs.iter().map(|v| VariantResult::new(v, cfg)).collect();
                 for r in prepare_all(h, vs, cfg, &[small], &mut res) {
                     ready.push((r, res.clone()));
                 }
             }
             // validate the whole-pipeline builds; probes are not meant to be correct
-            let full_ready: Vec<&Ready> = ready.iter().filter(|(r, _)| r.prepared.cfg.only == 0).map(|(r, _)| r).collect();
-            let mut res: Vec<VariantResult> = variants.iter().map(|v| VariantResult::new(v, &full)).collect();
+            let full_ready: Vec<&Ready> = ready
+                .iter()
+                .filter(|(r, _)| r.prepared.cfg.only == 0)
+                .map(|(r, _)| r)
+                .collect();
+            let mut res: Vec<VariantResult> = variants
+                .iter()
+                .map(|v| VariantResult::new(v, &full))
+                .collect();
             h.progress.stage("validate", 4 * full_ready.len() as u64);
-            for (i, case) in cases::run_cases(small, dtype, tile_rows)?.iter().enumerate() {
+            for (i, case) in cases::run_cases(small, dtype, tile_rows)?
+                .iter()
+                .enumerate()
+            {
                 validate_case(h, &full_ready, &mut res, case, dtype, case_seed(o.seed, i))?;
             }
             h.progress.done();
             for r in res.iter().filter(|r| r.status != Status::Passed) {
-                h.progress.note(&format!("not timed: {} {}", r.name, r.detail.clone().unwrap_or_default()));
+                h.progress.note(&format!(
+                    "not timed: {} {}",
+                    r.name,
+                    r.detail.clone().unwrap_or_default()
+                ));
             }
             let max_tiles = *o.spec.tiles.iter().max().expect("tiles axis has values");
             let view = View::new(max_tiles * tile_rows, o.hidden, None, 0, None, dtype)?;
             let need = 2 * view.elements() * dtype.size();
             let free = h.gpu.free_memory()? as usize;
             if need > free * 3 / 4 {
-                return Err(Error::OutOfMemory { what: format!("the sweep's largest point ({max_tiles} tiles)"), needed_mib: (need >> 20) as u64, free_mib: (free >> 20) as u64 });
+                return Err(Error::OutOfMemory {
+                    what: format!("the sweep's largest point ({max_tiles} tiles)"),
+                    needed_mib: (need >> 20) as u64,
+                    free_mib: (free >> 20) as u64,
+                });
             }
-            h.progress.note(&format!("generating {} MiB of inputs for up to {max_tiles} tiles", (need / 2) >> 20));
+            h.progress.note(&format!(
+                "generating {} MiB of inputs for up to {max_tiles} tiles",
+                (need / 2) >> 20
+            ));
             let data = HostData::generate(view, dtype, o.seed);
             let dd = DeviceData::upload(&h.gpu, &data)?;
             drop(data);
@@ -76,9 +112,17 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
             let timed: Vec<&Ready> = ready
                 .iter()
                 .map(|(r, _)| r)
-                .filter(|r| r.prepared.cfg.only != 0 || res.iter().any(|v| v.name == r.prepared.variant.name && v.status == Status::Passed))
+                .filter(|r| {
+                    r.prepared.cfg.only != 0
+                        || res.iter().any(|v| {
+                            v.name == r.prepared.variant.name && v.status == Status::Passed
+                        })
+                })
                 .collect();
-            h.progress.stage(&format!("sweep {dtype} r{tile_rows}"), (tile_counts.len() * timed.len()) as u64);
+            h.progress.stage(
+                &format!("sweep {dtype} r{tile_rows}"),
+                (tile_counts.len() * timed.len()) as u64,
+            );
             let mut rot = Vec::new();
             for &n in &tile_counts {
                 let v = View::new(n * tile_rows, o.hidden, None, 0, None, dtype)?;
@@ -114,7 +158,11 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         gbps: bench::gbps(bytes, t.device.median),
                         ceiling_gbps: ceiling,
                         sm_clock_mhz: None,
-                        validated: if p.cfg.only == 0 { VALIDATED.into() } else { PROBE.into() },
+                        validated: if p.cfg.only == 0 {
+                            VALIDATED.into()
+                        } else {
+                            PROBE.into()
+                        },
                     };
                     append(&o.jsonl, &rec)?;
                     records.push(rec);

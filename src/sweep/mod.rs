@@ -24,7 +24,16 @@ pub struct SweepSpec {
     pub probes: bool,
 }
 
-pub const MECHANISMS: [&str; 8] = ["sync", "regprefetch", "cpasync", "mca-pipeline", "mca-barrier", "bulk", "tma", "tma-ws"];
+pub const MECHANISMS: [&str; 8] = [
+    "sync",
+    "regprefetch",
+    "cpasync",
+    "mca-pipeline",
+    "mca-barrier",
+    "bulk",
+    "tma",
+    "tma-ws",
+];
 
 impl Default for SweepSpec {
     fn default() -> Self {
@@ -61,20 +70,27 @@ fn list<T: std::str::FromStr>(axis: &str, values: &str) -> Result<Vec<T>> {
 }
 
 fn bad(axis: &str, v: &str) -> Error {
-    Error::InvalidArgument(format!("axis {axis}: '{v}' is not a value (allowed: comma-separated values or a..b ranges)"))
+    Error::InvalidArgument(format!(
+        "axis {axis}: '{v}' is not a value (allowed: comma-separated values or a..b ranges)"
+    ))
 }
 
 impl SweepSpec {
     /// Applies `name=values`; names: mechanism, stages, tiles, tile_rows, dtype.
     pub fn set_axis(&mut self, spec: &str) -> Result<()> {
         let (name, values) = spec.split_once('=').ok_or_else(|| {
-            Error::InvalidArgument(format!("--axis '{spec}': expected name=values, e.g. stages=1..6 or tiles=16,1024"))
+            Error::InvalidArgument(format!(
+                "--axis '{spec}': expected name=values, e.g. stages=1..6 or tiles=16,1024"
+            ))
         })?;
         match name.trim() {
             "mechanism" => {
                 let m: Vec<String> = list(name, values)?;
                 if let Some(x) = m.iter().find(|x| !MECHANISMS.contains(&x.as_str())) {
-                    return Err(Error::InvalidArgument(format!("mechanism '{x}' (allowed: {})", MECHANISMS.join(", "))));
+                    return Err(Error::InvalidArgument(format!(
+                        "mechanism '{x}' (allowed: {})",
+                        MECHANISMS.join(", ")
+                    )));
                 }
                 self.mechanisms = m;
             }
@@ -113,8 +129,12 @@ impl SweepSpec {
                     ("sync", _) | (_, 1) => catalogue[0].clone(),
                     ("regprefetch", _) => catalogue[1].clone(),
                     ("cpasync", s) => Variant::with_stages(Mechanism::Cpasync, s, false),
-                    ("mca-pipeline", s) => Variant::with_stages(Mechanism::MemcpyAsyncPipeline, s, false),
-                    ("mca-barrier", s) => Variant::with_stages(Mechanism::MemcpyAsyncBarrier, s, false),
+                    ("mca-pipeline", s) => {
+                        Variant::with_stages(Mechanism::MemcpyAsyncPipeline, s, false)
+                    }
+                    ("mca-barrier", s) => {
+                        Variant::with_stages(Mechanism::MemcpyAsyncBarrier, s, false)
+                    }
                     ("bulk", s) => Variant::with_stages(Mechanism::Bulk, s, false),
                     ("tma", s) => Variant::with_stages(Mechanism::Tma, s, false),
                     (_, s) => Variant::with_stages(Mechanism::Tma, s, true),
@@ -154,7 +174,14 @@ pub struct Record {
 }
 
 /// The identity of a point: what `--resume` looks up.
-pub fn key(variant: &str, only: u32, dtype: DType, hidden: usize, tile_rows: usize, tiles: usize) -> String {
+pub fn key(
+    variant: &str,
+    only: u32,
+    dtype: DType,
+    hidden: usize,
+    tile_rows: usize,
+    tiles: usize,
+) -> String {
     format!("{variant}|only{only}|{dtype}|h{hidden}|r{tile_rows}|t{tiles}")
 }
 
@@ -181,9 +208,15 @@ pub fn done_keys(path: &Path) -> Result<BTreeSet<String>> {
 
 /// Appends one record and flushes it to disk before returning.
 pub fn append(path: &Path, r: &Record) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(|e| Error::io(path, e))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| Error::io(path, e))?;
     let line = serde_json::to_string(r).expect("records serialise");
-    writeln!(f, "{line}").and_then(|_| f.sync_data()).map_err(|e| Error::io(path, e))
+    writeln!(f, "{line}")
+        .and_then(|_| f.sync_data())
+        .map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]
@@ -194,7 +227,11 @@ pub(crate) mod tests {
         Record {
             key: key(variant, only, DType::Bf16, 4096, 2, tiles),
             variant: variant.into(),
-            mechanism: if variant == "sync" { Mechanism::Sync } else { Mechanism::Cpasync },
+            mechanism: if variant == "sync" {
+                Mechanism::Sync
+            } else {
+                Mechanism::Cpasync
+            },
             stages,
             only,
             dtype: DType::Bf16,
@@ -224,11 +261,31 @@ pub(crate) mod tests {
         s.set_axis("tiles=4,1048576").unwrap();
         assert_eq!(s.tiles, vec![4, 1048576]);
         s.set_axis("mechanism=sync,tma-ws").unwrap();
-        assert!(s.set_axis("mechanism=warp").unwrap_err().to_string().contains("allowed"));
+        assert!(
+            s.set_axis("mechanism=warp")
+                .unwrap_err()
+                .to_string()
+                .contains("allowed")
+        );
         assert!(s.set_axis("stages=9").is_err());
-        assert!(s.set_axis("colour=red").unwrap_err().to_string().contains("unknown axis"));
-        assert!(s.set_axis("tiles").unwrap_err().to_string().contains("name=values"));
-        assert!(s.set_axis("tiles=x").unwrap_err().to_string().contains("'x'"));
+        assert!(
+            s.set_axis("colour=red")
+                .unwrap_err()
+                .to_string()
+                .contains("unknown axis")
+        );
+        assert!(
+            s.set_axis("tiles")
+                .unwrap_err()
+                .to_string()
+                .contains("name=values")
+        );
+        assert!(
+            s.set_axis("tiles=x")
+                .unwrap_err()
+                .to_string()
+                .contains("'x'")
+        );
     }
 
     #[test]
@@ -237,7 +294,16 @@ pub(crate) mod tests {
         s.set_axis("mechanism=sync,cpasync,tma-ws").unwrap();
         s.set_axis("stages=1..3").unwrap();
         let names: Vec<String> = s.variants().into_iter().map(|v| v.name).collect();
-        assert_eq!(names, ["sync", "cpasync-cg16-s2", "cpasync-cg16-s3", "tma-ws-s2", "tma-ws-s3"]);
+        assert_eq!(
+            names,
+            [
+                "sync",
+                "cpasync-cg16-s2",
+                "cpasync-cg16-s3",
+                "tma-ws-s2",
+                "tma-ws-s3"
+            ]
+        );
     }
 
     #[test]
@@ -248,7 +314,12 @@ pub(crate) mod tests {
         append(&p, &record("sync", 0, 1, 64, 0.1)).unwrap();
         append(&p, &record("cpasync-cg16-s2", 0, 2, 64, 0.09)).unwrap();
         // a crash mid-write leaves half a line
-        std::fs::OpenOptions::new().append(true).open(&p).unwrap().write_all(b"{\"key\": \"half").unwrap();
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"{\"key\": \"half")
+            .unwrap();
         let r = read(&p).unwrap();
         assert_eq!(r.len(), 2);
         assert_eq!(r[1].variant, "cpasync-cg16-s2");

@@ -34,7 +34,14 @@ fn by_variant(records: &[Record]) -> BTreeMap<String, Vec<&Record>> {
 
 type Series = Vec<(String, Vec<(f64, f64)>)>;
 
-fn log_lines(title: &str, x_desc: &str, y_desc: &str, series: &Series, hline: Option<(f64, &str)>, log_y: bool) -> Result<String, String> {
+fn log_lines(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    series: &Series,
+    hline: Option<(f64, &str)>,
+    log_y: bool,
+) -> Result<String, String> {
     let pts = series.iter().flat_map(|(_, p)| p.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
     for &(x, y) in pts {
@@ -55,19 +62,31 @@ fn log_lines(title: &str, x_desc: &str, y_desc: &str, series: &Series, hline: Op
         let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let mut b = ChartBuilder::on(&root);
-        b.caption(title, ("sans-serif", 18)).margin(12).x_label_area_size(40).y_label_area_size(70);
+        b.caption(title, ("sans-serif", 18))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(70);
         macro_rules! finish {
             ($chart:expr) => {{
                 let mut chart = $chart;
-                chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw().map_err(|e| e.to_string())?;
+                chart
+                    .configure_mesh()
+                    .x_desc(x_desc)
+                    .y_desc(y_desc)
+                    .draw()
+                    .map_err(|e| e.to_string())?;
                 for (i, (name, p)) in series.iter().enumerate() {
                     let c = palette(i);
                     chart
                         .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
                         .map_err(|e| e.to_string())?
                         .label(name.as_str())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2)));
-                    chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled()))).map_err(|e| e.to_string())?;
+                        .legend(move |(x, y)| {
+                            PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+                        });
+                    chart
+                        .draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))
+                        .map_err(|e| e.to_string())?;
                 }
                 if let Some((h, label)) = hline {
                     chart
@@ -76,14 +95,29 @@ fn log_lines(title: &str, x_desc: &str, y_desc: &str, series: &Series, hline: Op
                         .label(label)
                         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
                 }
-                chart.configure_series_labels().background_style(WHITE.mix(0.85)).border_style(BLACK).draw().map_err(|e| e.to_string())?;
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK)
+                    .draw()
+                    .map_err(|e| e.to_string())?;
             }};
         }
-        let (ylo, yhi) = if log_y { (y0 * 0.8, y1 * 1.25) } else { (0.0, y1 * 1.1) };
-        if log_y {
-            finish!(b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (ylo..yhi).log_scale()).map_err(|e| e.to_string())?);
+        let (ylo, yhi) = if log_y {
+            (y0 * 0.8, y1 * 1.25)
         } else {
-            finish!(b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), ylo..yhi).map_err(|e| e.to_string())?);
+            (0.0, y1 * 1.1)
+        };
+        if log_y {
+            finish!(
+                b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (ylo..yhi).log_scale())
+                    .map_err(|e| e.to_string())?
+            );
+        } else {
+            finish!(
+                b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), ylo..yhi)
+                    .map_err(|e| e.to_string())?
+            );
         }
         root.present().map_err(|e| e.to_string())?;
     }
@@ -94,36 +128,89 @@ fn log_lines(title: &str, x_desc: &str, y_desc: &str, series: &Series, hline: Op
 pub fn time_per_tile(records: &[Record]) -> Result<String, String> {
     let series: Series = by_variant(records)
         .into_iter()
-        .map(|(v, rs)| (v, rs.iter().map(|r| (r.tiles as f64, r.median_ms * 1e3 / r.tiles as f64)).collect()))
+        .map(|(v, rs)| {
+            (
+                v,
+                rs.iter()
+                    .map(|r| (r.tiles as f64, r.median_ms * 1e3 / r.tiles as f64))
+                    .collect(),
+            )
+        })
         .collect();
-    log_lines("device time per tile vs tile count", "tiles", "us per tile (median launch / tiles)", &series, None, true)
+    log_lines(
+        "device time per tile vs tile count",
+        "tiles",
+        "us per tile (median launch / tiles)",
+        &series,
+        None,
+        true,
+    )
 }
 
 /// Achieved GB/s against bytes moved, with the copy ceiling measured in the same sweep.
 pub fn bandwidth(records: &[Record]) -> Result<String, String> {
     let series: Series = by_variant(records)
         .into_iter()
-        .map(|(v, rs)| (v, rs.iter().map(|r| (r.bytes_moved as f64, r.gbps)).collect()))
+        .map(|(v, rs)| {
+            (
+                v,
+                rs.iter().map(|r| (r.bytes_moved as f64, r.gbps)).collect(),
+            )
+        })
         .collect();
     let ceiling = records.iter().map(|r| r.ceiling_gbps).fold(0.0, f64::max);
-    log_lines("achieved bandwidth vs size", "bytes moved (X read + Y written)", "GB/s", &series, Some((ceiling, "device-to-device copy")), false)
+    log_lines(
+        "achieved bandwidth vs size",
+        "bytes moved (X read + Y written)",
+        "GB/s",
+        &series,
+        Some((ceiling, "device-to-device copy")),
+        false,
+    )
 }
 
 /// Speedup over sync at the largest tile count, per mechanism, against stages.
 pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
-    let largest = records.iter().filter(|r| r.only == 0).map(|r| r.tiles).max().ok_or("no points")?;
-    let at: Vec<&Record> = records.iter().filter(|r| r.only == 0 && r.tiles == largest).collect();
-    let base = at.iter().find(|r| r.variant == "sync").ok_or("no sync point at the largest tile count")?.median_ms;
+    let largest = records
+        .iter()
+        .filter(|r| r.only == 0)
+        .map(|r| r.tiles)
+        .max()
+        .ok_or("no points")?;
+    let at: Vec<&Record> = records
+        .iter()
+        .filter(|r| r.only == 0 && r.tiles == largest)
+        .collect();
+    let base = at
+        .iter()
+        .find(|r| r.variant == "sync")
+        .ok_or("no sync point at the largest tile count")?
+        .median_ms;
     let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in &at {
-        let mech = r.variant.rsplit_once("-s").map_or(r.variant.clone(), |(a, _)| a.to_string());
-        m.entry(mech).or_default().push((r.stages as f64, base / r.median_ms));
+        let mech = r
+            .variant
+            .rsplit_once("-s")
+            .map_or(r.variant.clone(), |(a, _)| a.to_string());
+        m.entry(mech)
+            .or_default()
+            .push((r.stages as f64, base / r.median_ms));
     }
-    let series: Series = m.into_iter().map(|(k, mut p)| {
-        p.sort_by(|a, b| a.0.total_cmp(&b.0));
-        (k, p)
-    }).collect();
-    log_lines(&format!("speedup over sync at {largest} tiles"), "stages (log axis)", "speedup (sync time / time)", &series, Some((1.0, "sync")), false)
+    let series: Series = m
+        .into_iter()
+        .map(|(k, mut p)| {
+            p.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (k, p)
+        })
+        .collect();
+    log_lines(
+        &format!("speedup over sync at {largest} tiles"),
+        "stages (log axis)",
+        "speedup (sync time / time)",
+        &series,
+        Some((1.0, "sync")),
+        false,
+    )
 }
 
 /// The model against every whole-pipeline record, with stage times from the probes at the largest
@@ -131,7 +218,8 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
 pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> {
     let mut out = Vec::new();
     for r in records.iter().filter(|r| r.only == 0) {
-        let same = |o: &&Record| o.dtype == r.dtype && o.hidden == r.hidden && o.tile_rows == r.tile_rows;
+        let same =
+            |o: &&Record| o.dtype == r.dtype && o.hidden == r.hidden && o.tile_rows == r.tile_rows;
         let per_tile = |only: u32, variant: Option<&str>| {
             records
                 .iter()
@@ -140,9 +228,17 @@ pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> 
                 .max_by_key(|o| o.tiles)
                 .map(|o| o.median_ms / o.tiles_per_block as f64)
         };
-        let (Some(copy), Some(compute)) = (per_tile(1, Some(&r.variant)), per_tile(2, None)) else { continue };
+        let (Some(copy), Some(compute)) = (per_tile(1, Some(&r.variant)), per_tile(2, None)) else {
+            continue;
+        };
         let t = StageTimes { copy, compute };
-        let c = model::compare(&r.variant, r.stages as usize, t, r.tiles_per_block, r.median_ms);
+        let c = model::compare(
+            &r.variant,
+            r.stages as usize,
+            t,
+            r.tiles_per_block,
+            r.median_ms,
+        );
         let why = model::explain(&c, t);
         out.push((c, t, why));
     }
@@ -158,8 +254,20 @@ mod tests {
         let mut v = Vec::new();
         for t in [64usize, 1024, 65536].iter() {
             v.push(record("sync", 0, 1, *t, 0.01 + 0.002 * *t as f64 / 64.0));
-            v.push(record("cpasync-cg16-s2", 0, 2, *t, 0.009 + 0.0017 * *t as f64 / 64.0));
-            v.push(record("cpasync-cg16-s2", 1, 2, *t, 0.0015 * *t as f64 / 64.0));
+            v.push(record(
+                "cpasync-cg16-s2",
+                0,
+                2,
+                *t,
+                0.009 + 0.0017 * *t as f64 / 64.0,
+            ));
+            v.push(record(
+                "cpasync-cg16-s2",
+                1,
+                2,
+                *t,
+                0.0015 * *t as f64 / 64.0,
+            ));
             v.push(record("sync", 1, 1, *t, 0.0015 * *t as f64 / 64.0));
             v.push(record("sync", 2, 1, *t, 0.0009 * *t as f64 / 64.0));
         }
@@ -169,8 +277,15 @@ mod tests {
     #[test]
     fn plots_render_with_every_series() {
         let r = sample();
-        for svg in [time_per_tile(&r).unwrap(), bandwidth(&r).unwrap(), speedup_vs_stages(&r).unwrap()] {
-            assert!(svg.starts_with("<svg") && svg.contains("<polyline"), "no lines");
+        for svg in [
+            time_per_tile(&r).unwrap(),
+            bandwidth(&r).unwrap(),
+            speedup_vs_stages(&r).unwrap(),
+        ] {
+            assert!(
+                svg.starts_with("<svg") && svg.contains("<polyline"),
+                "no lines"
+            );
         }
         let t = time_per_tile(&r).unwrap();
         assert!(t.contains("cpasync-cg16-s2") && t.contains("sync"));
@@ -182,7 +297,10 @@ mod tests {
     fn model_uses_probes_of_the_same_configuration() {
         let rows = model_table(&sample());
         assert_eq!(rows.len(), 6, "every whole-pipeline record is compared");
-        let (c, t, _) = rows.iter().find(|(c, _, _)| c.variant == "sync" && c.tiles_per_block == 65536 / 528 + 1).unwrap();
+        let (c, t, _) = rows
+            .iter()
+            .find(|(c, _, _)| c.variant == "sync" && c.tiles_per_block == 65536 / 528 + 1)
+            .unwrap();
         // copy probe: 0.0015 ms x 1024 / 125 tiles per block; compute probe alike
         assert!((t.copy - 0.0015 * 1024.0 / 125.0).abs() < 1e-12);
         assert!((t.compute - 0.0009 * 1024.0 / 125.0).abs() < 1e-12);

@@ -35,32 +35,58 @@ pub struct TimelineOptions {
     pub tiles: u32,
 }
 
-pub fn capture(h: &Harness, variants: &[Variant], o: &TimelineOptions) -> Result<Vec<TimelineResult>> {
+pub fn capture(
+    h: &Harness,
+    variants: &[Variant],
+    o: &TimelineOptions,
+) -> Result<Vec<TimelineResult>> {
     let clean_cfg = BuildConfig::new(o.dtype, o.view.hidden, o.tile_rows);
-    let traced_cfg = BuildConfig { trace_tiles: o.tiles, ..clean_cfg };
-    let mut res_c: Vec<_> = variants.iter().map(|v| crate::report::VariantResult::new(v, &clean_cfg)).collect();
+    let traced_cfg = BuildConfig {
+        trace_tiles: o.tiles,
+        ..clean_cfg
+    };
+    let mut res_c: Vec<_> = variants
+        .iter()
+        .map(|v| crate::report::VariantResult::new(v, &clean_cfg))
+        .collect();
     let mut res_t = res_c.clone();
     let clean = prepare_all(h, variants, &clean_cfg, &[o.view], &mut res_c);
     let traced = prepare_all(h, variants, &traced_cfg, &[o.view], &mut res_t);
-    if let Some(bad) = res_c.iter().chain(&res_t).find(|r| r.status != Status::Passed) {
-        return Err(Error::Unsupported { variant: bad.name.clone(), reason: bad.detail.clone().unwrap_or_default() });
+    if let Some(bad) = res_c
+        .iter()
+        .chain(&res_t)
+        .find(|r| r.status != Status::Passed)
+    {
+        return Err(Error::Unsupported {
+            variant: bad.name.clone(),
+            reason: bad.detail.clone().unwrap_or_default(),
+        });
     }
     let data = HostData::generate(o.view, o.dtype, o.seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
     let words = o.blocks as usize * o.tiles as usize * EVENTS.len() * WORDS;
     let mut trace = h.gpu.alloc(words * 8, "the timeline buffer")?;
-    let timing = TimingOptions { warmup: 2, min_repeats: 10, max_repeats: 10, ..TimingOptions::default() };
+    let timing = TimingOptions {
+        warmup: 2,
+        min_repeats: 10,
+        max_repeats: 10,
+        ..TimingOptions::default()
+    };
     let mut out = Vec::new();
     h.progress.stage("timeline", variants.len() as u64);
     for (c, t) in clean.iter().zip(&traced) {
         let (c, t) = (&c.prepared, &t.prepared);
         h.progress.step(&t.variant.name);
         let grid = h.persistent_grid(t, tiles(&o.view, t.cfg.tile_rows));
-        let clean_ms = bench::time_kernel(h, c, grid, &[dd.params(&h.gpu, c, 0)?], &timing)?.device.median;
+        let clean_ms = bench::time_kernel(h, c, grid, &[dd.params(&h.gpu, c, 0)?], &timing)?
+            .device
+            .median;
         let mut params = dd.params(&h.gpu, t, 0)?;
         params.trace = h.gpu.ptr(&trace);
         params.trace_blocks = o.blocks;
-        let instrumented_ms = bench::time_kernel(h, t, grid, &[params], &timing)?.device.median;
+        let instrumented_ms = bench::time_kernel(h, t, grid, &[params], &timing)?
+            .device
+            .median;
         h.gpu.fill(&mut trace, 0)?;
         // one more, validated, launch whose trace is kept
         h.gpu.fill(&mut dd.y, DType::POISON_BYTE)?;
@@ -68,7 +94,12 @@ pub fn capture(h: &Harness, variants: &[Variant], o: &TimelineOptions) -> Result
         h.gpu.finish(&t.variant.name, harness::HANG_LIMIT)?;
         dd.check_status(&h.gpu, &t.variant.name)?;
         let verdict = harness::verdict(&h.gpu.download(&dd.y)?, &data, t.cfg.tile_rows, None);
-        let raw: Vec<u64> = h.gpu.download(&trace)?.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect();
+        let raw: Vec<u64> = h
+            .gpu
+            .download(&trace)?
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
         let blocks = decode(&raw, o.blocks as usize, o.tiles as usize);
         out.push(TimelineResult {
             variant: t.variant.name.clone(),

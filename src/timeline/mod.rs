@@ -41,7 +41,10 @@ pub fn decode(raw: &[u64], blocks: usize, tiles: usize) -> Vec<BlockTrace> {
             block: b,
             tiles: (0..tiles)
                 .map(|k| {
-                    let mut t = TileEvents { k, ..TileEvents::default() };
+                    let mut t = TileEvents {
+                        k,
+                        ..TileEvents::default()
+                    };
                     for (ev, slot) in t.at.iter_mut().enumerate() {
                         let i = ((b * tiles + k) * EVENTS.len() + ev) * WORDS;
                         if raw[i] != 0 {
@@ -85,10 +88,21 @@ fn overlap_len(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
     ua + ub - uab
 }
 
+/// Closed-open spans [start, end) in one SM's cycles.
+pub type Spans = Vec<(u64, u64)>;
+
 /// Copy-in-flight [issue, ready] and compute [begin, end] intervals of a block, in its SM's cycles.
-pub fn intervals(b: &BlockTrace) -> (Vec<(u64, u64)>, Vec<(u64, u64)>) {
-    let copy = b.tiles.iter().filter_map(|t| Some((t.cycles(0)?, t.cycles(1)?))).collect();
-    let compute = b.tiles.iter().filter_map(|t| Some((t.cycles(2)?, t.cycles(3)?))).collect();
+pub fn intervals(b: &BlockTrace) -> (Spans, Spans) {
+    let copy = b
+        .tiles
+        .iter()
+        .filter_map(|t| Some((t.cycles(0)?, t.cycles(1)?)))
+        .collect();
+    let compute = b
+        .tiles
+        .iter()
+        .filter_map(|t| Some((t.cycles(2)?, t.cycles(3)?)))
+        .collect();
     (copy, compute)
 }
 
@@ -111,7 +125,11 @@ pub fn overlap(blocks: &[BlockTrace]) -> Overlap {
         both += overlap_len(&c, &k);
     }
     Overlap {
-        share: if copy > 0 { both as f64 / copy as f64 } else { 0.0 },
+        share: if copy > 0 {
+            both as f64 / copy as f64
+        } else {
+            0.0
+        },
         copy_cycles: copy,
         compute_cycles: compute,
         overlapped_cycles: both,
@@ -124,7 +142,13 @@ pub fn overlap(blocks: &[BlockTrace]) -> Overlap {
 pub fn chrome_trace(variants: &[(String, Vec<BlockTrace>)]) -> serde_json::Value {
     let t0 = variants
         .iter()
-        .flat_map(|(_, bs)| bs.iter().flat_map(|b| b.tiles.iter().flat_map(|t| t.at.iter().flatten().map(|(g, _)| *g))))
+        .flat_map(|(_, bs)| {
+            bs.iter().flat_map(|b| {
+                b.tiles
+                    .iter()
+                    .flat_map(|t| t.at.iter().flatten().map(|(g, _)| *g))
+            })
+        })
         .min()
         .unwrap_or(0);
     let us = |ns: u64| (ns - t0) as f64 / 1000.0;
@@ -133,11 +157,16 @@ pub fn chrome_trace(variants: &[(String, Vec<BlockTrace>)]) -> serde_json::Value
         events.push(json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": name}}));
         for b in blocks {
             for (role, tid) in [("copy", 2 * b.block), ("compute", 2 * b.block + 1)] {
-                events.push(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
-                                   "args": {"name": format!("block {} {role}", b.block)}}));
+                events.push(
+                    json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid,
+                                   "args": {"name": format!("block {} {role}", b.block)}}),
+                );
             }
             for t in &b.tiles {
-                let slices = [("copy", 0usize, 1usize, 2 * b.block), ("compute", 2, 3, 2 * b.block + 1)];
+                let slices = [
+                    ("copy", 0usize, 1usize, 2 * b.block),
+                    ("compute", 2, 3, 2 * b.block + 1),
+                ];
                 for (what, from, to, tid) in slices {
                     if let (Some((a, _)), Some((z, _))) = (t.at[from], t.at[to]) {
                         events.push(json!({"ph": "X", "name": format!("{what} tile {}", t.k), "cat": what,
@@ -155,7 +184,10 @@ mod tests {
     use super::*;
 
     fn tile(k: usize, ev: [u64; 5]) -> TileEvents {
-        TileEvents { k, at: ev.map(|c| Some((1000 + c, c))) }
+        TileEvents {
+            k,
+            at: ev.map(|c| Some((1000 + c, c))),
+        }
     }
 
     #[test]
@@ -169,11 +201,17 @@ mod tests {
     #[test]
     fn sequential_trace_has_no_overlap_and_pipelined_has_some() {
         // sequential: copy 0..10, compute 10..30, copy 30..40, compute 40..60
-        let seq = BlockTrace { block: 0, tiles: vec![tile(0, [0, 10, 10, 30, 30]), tile(1, [30, 40, 40, 60, 60])] };
+        let seq = BlockTrace {
+            block: 0,
+            tiles: vec![tile(0, [0, 10, 10, 30, 30]), tile(1, [30, 40, 40, 60, 60])],
+        };
         let o = overlap(&[seq]);
         assert_eq!((o.share, o.copy_cycles, o.compute_cycles), (0.0, 20, 40));
         // pipelined: tile 1 issued at 12 (during compute of tile 0, 10..30), ready at 22
-        let pipe = BlockTrace { block: 0, tiles: vec![tile(0, [0, 10, 10, 30, 30]), tile(1, [12, 22, 30, 50, 50])] };
+        let pipe = BlockTrace {
+            block: 0,
+            tiles: vec![tile(0, [0, 10, 10, 30, 30]), tile(1, [12, 22, 30, 50, 50])],
+        };
         let o = overlap(&[pipe]);
         assert_eq!(o.overlapped_cycles, 10);
         assert!((o.share - 0.5).abs() < 1e-12);
@@ -197,7 +235,10 @@ mod tests {
 
     #[test]
     fn chrome_trace_has_the_schema_perfetto_reads() {
-        let b = BlockTrace { block: 3, tiles: vec![tile(0, [0, 10, 10, 30, 30])] };
+        let b = BlockTrace {
+            block: 3,
+            tiles: vec![tile(0, [0, 10, 10, 30, 30])],
+        };
         let v = chrome_trace(&[("cpasync-cg16-s2".into(), vec![b])]);
         let ev = v["traceEvents"].as_array().unwrap();
         let slices: Vec<_> = ev.iter().filter(|e| e["ph"] == "X").collect();
@@ -210,6 +251,9 @@ mod tests {
         }
         assert_eq!(slices[0]["tid"], 6);
         assert_eq!(slices[1]["tid"], 7);
-        assert!(ev.iter().any(|e| e["ph"] == "M" && e["args"]["name"] == "cpasync-cg16-s2"));
+        assert!(
+            ev.iter()
+                .any(|e| e["ph"] == "M" && e["args"]["name"] == "cpasync-cg16-s2")
+        );
     }
 }

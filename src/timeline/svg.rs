@@ -11,20 +11,46 @@ const COMPUTE: RGBColor = RGBColor(230, 140, 40);
 pub fn render(variants: &[(String, Vec<BlockTrace>)], title: &str) -> Result<String, String> {
     let rows: Vec<(String, &BlockTrace, usize)> = variants
         .iter()
-        .flat_map(|(name, bs)| bs.iter().flat_map(move |b| [0usize, 1].map(|role| (name.clone(), b, role))))
+        .flat_map(|(name, bs)| {
+            bs.iter()
+                .flat_map(move |b| [0usize, 1].map(|role| (name.clone(), b, role)))
+        })
         .collect();
     let starts: Vec<u64> = variants
         .iter()
-        .map(|(_, bs)| bs.iter().flat_map(|b| b.tiles.iter().flat_map(|t| t.at.iter().flatten().map(|(g, _)| *g))).min().unwrap_or(0))
+        .map(|(_, bs)| {
+            bs.iter()
+                .flat_map(|b| {
+                    b.tiles
+                        .iter()
+                        .flat_map(|t| t.at.iter().flatten().map(|(g, _)| *g))
+                })
+                .min()
+                .unwrap_or(0)
+        })
         .collect();
-    let start_of = |name: &str| variants.iter().position(|(n, _)| n == name).map_or(0, |i| starts[i]);
+    let start_of = |name: &str| {
+        variants
+            .iter()
+            .position(|(n, _)| n == name)
+            .map_or(0, |i| starts[i])
+    };
     let mut bars: Vec<(f64, f64, usize, RGBColor)> = Vec::new();
     for (row, (name, b, role)) in rows.iter().enumerate() {
         let t0 = start_of(name);
-        let (from, to, color) = if *role == 0 { (0, 1, COPY) } else { (2, 3, COMPUTE) };
+        let (from, to, color) = if *role == 0 {
+            (0, 1, COPY)
+        } else {
+            (2, 3, COMPUTE)
+        };
         for t in &b.tiles {
             if let (Some((a, _)), Some((z, _))) = (t.at[from], t.at[to]) {
-                bars.push(((a - t0) as f64 / 1e3, (z.max(a) - t0) as f64 / 1e3, row, color));
+                bars.push((
+                    (a - t0) as f64 / 1e3,
+                    (z.max(a) - t0) as f64 / 1e3,
+                    row,
+                    color,
+                ));
             }
         }
     }
@@ -43,7 +69,13 @@ pub fn render(variants: &[(String, Vec<BlockTrace>)], title: &str) -> Result<Str
             .map_err(|e| e.to_string())?;
         let labels: Vec<String> = rows
             .iter()
-            .map(|(n, b, role)| format!("{n} b{} {}", b.block, if *role == 0 { "copy" } else { "compute" }))
+            .map(|(n, b, role)| {
+                format!(
+                    "{n} b{} {}",
+                    b.block,
+                    if *role == 0 { "copy" } else { "compute" }
+                )
+            })
             .collect();
         chart
             .configure_mesh()
@@ -58,7 +90,13 @@ pub fn render(variants: &[(String, Vec<BlockTrace>)], title: &str) -> Result<Str
             .map_err(|e| e.to_string())?;
         chart
             .draw_series(bars.iter().map(|(a, z, row, c)| {
-                Rectangle::new([(*a, SegmentValue::Exact(*row)), (*z, SegmentValue::Exact(*row + 1))], c.filled())
+                Rectangle::new(
+                    [
+                        (*a, SegmentValue::Exact(*row)),
+                        (*z, SegmentValue::Exact(*row + 1)),
+                    ],
+                    c.filled(),
+                )
             }))
             .map_err(|e| e.to_string())?;
         root.present().map_err(|e| e.to_string())?;
@@ -73,8 +111,14 @@ mod tests {
 
     #[test]
     fn renders_bars_for_every_slice() {
-        let t = |k, base: u64| TileEvents { k, at: [0, 10, 10, 30, 30].map(|c| Some((base + c * 100, c))) };
-        let b = BlockTrace { block: 0, tiles: vec![t(0, 1000), t(1, 4000)] };
+        let t = |k, base: u64| TileEvents {
+            k,
+            at: [0, 10, 10, 30, 30].map(|c| Some((base + c * 100, c))),
+        };
+        let b = BlockTrace {
+            block: 0,
+            tiles: vec![t(0, 1000), t(1, 4000)],
+        };
         let svg = render(&[("sync".into(), vec![b])], "test").unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("sync b0 copy") && svg.contains("sync b0 compute"));

@@ -46,7 +46,7 @@ impl View {
             )));
         }
         let vec = 16 / dtype.size();
-        if hidden % vec != 0 {
+        if !hidden.is_multiple_of(vec) {
             return Err(Error::InvalidShape(format!(
                 "hidden {hidden} is not a multiple of {vec}: every kernel reads rows as 16-byte vectors \
                  ({vec} {dtype} elements); allowed: hidden = {vec}k"
@@ -67,7 +67,13 @@ impl View {
                 tokens - 1
             )));
         }
-        Ok(View { tokens, hidden, row_stride, offset, alloc })
+        Ok(View {
+            tokens,
+            hidden,
+            row_stride,
+            offset,
+            alloc,
+        })
     }
 
     pub fn index(&self, row: usize, col: usize) -> usize {
@@ -100,7 +106,9 @@ const CHUNK: usize = 1 << 16;
 
 fn chunk_seed(seed: u64, stream: u64, chunk: u64) -> u64 {
     // splitmix64 of (seed, stream, chunk): independent streams, same data for any thread count
-    let mut z = seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ chunk.wrapping_mul(0xD1B5_4A32_D192_ED03);
+    let mut z = seed
+        ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ chunk.wrapping_mul(0xD1B5_4A32_D192_ED03);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
@@ -113,32 +121,39 @@ impl HostData {
     pub fn generate(view: View, dtype: DType, seed: u64) -> Self {
         let es = dtype.size();
         let mut x = vec![0u8; view.alloc * es];
-        x.par_chunks_mut(CHUNK * es).enumerate().for_each(|(c, out)| {
-            let mut rng = SmallRng::seed_from_u64(chunk_seed(seed, 1, c as u64));
-            let mut buf = Vec::with_capacity(out.len());
-            for i in 0..out.len() / es {
-                let e = c * CHUNK + i;
-                let in_view = e >= view.offset && {
-                    let rel = e - view.offset;
-                    rel / view.row_stride < view.tokens && rel % view.row_stride < view.hidden
-                };
-                let z: f32 = StandardNormal.sample(&mut rng);
-                let v = if in_view {
-                    let row = (e - view.offset) / view.row_stride;
-                    z * row_scale(seed, row)
-                } else {
-                    64.0 + 16.0 * z
-                };
-                dtype.push(v, &mut buf);
-            }
-            out.copy_from_slice(&buf);
-        });
+        x.par_chunks_mut(CHUNK * es)
+            .enumerate()
+            .for_each(|(c, out)| {
+                let mut rng = SmallRng::seed_from_u64(chunk_seed(seed, 1, c as u64));
+                let mut buf = Vec::with_capacity(out.len());
+                for i in 0..out.len() / es {
+                    let e = c * CHUNK + i;
+                    let in_view = e >= view.offset && {
+                        let rel = e - view.offset;
+                        rel / view.row_stride < view.tokens && rel % view.row_stride < view.hidden
+                    };
+                    let z: f32 = StandardNormal.sample(&mut rng);
+                    let v = if in_view {
+                        let row = (e - view.offset) / view.row_stride;
+                        z * row_scale(seed, row)
+                    } else {
+                        64.0 + 16.0 * z
+                    };
+                    dtype.push(v, &mut buf);
+                }
+                out.copy_from_slice(&buf);
+            });
         let mut rng = SmallRng::seed_from_u64(chunk_seed(seed, 2, 0));
         let mut gamma = Vec::with_capacity(view.hidden * es);
         for _ in 0..view.hidden {
             dtype.push(rng.random_range(0.5f32..1.5f32), &mut gamma);
         }
-        HostData { view, dtype, x, gamma }
+        HostData {
+            view,
+            dtype,
+            x,
+            gamma,
+        }
     }
 
     pub fn x_at(&self, row: usize, col: usize) -> f64 {
@@ -211,13 +226,21 @@ mod tests {
 
     #[test]
     fn view_rejects_bad_shapes_with_reasons() {
-        let e = View::new(0, 64, None, 0, None, DType::Bf16).unwrap_err().to_string();
+        let e = View::new(0, 64, None, 0, None, DType::Bf16)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("at least 1"), "{e}");
-        let e = View::new(4, 100, None, 0, None, DType::Bf16).unwrap_err().to_string();
+        let e = View::new(4, 100, None, 0, None, DType::Bf16)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("multiple of 8"), "{e}");
-        let e = View::new(4, 64, Some(32), 0, None, DType::F32).unwrap_err().to_string();
+        let e = View::new(4, 64, Some(32), 0, None, DType::F32)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("smaller than hidden"), "{e}");
-        let e = View::new(4, 64, Some(80), 8, Some(300), DType::F32).unwrap_err().to_string();
+        let e = View::new(4, 64, Some(80), 8, Some(300), DType::F32)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("allocation holds 300"), "{e}");
         let v = View::new(4, 64, Some(80), 8, Some(312), DType::F32).unwrap();
         assert_eq!(v.index(3, 63), 8 + 240 + 63);

@@ -1,0 +1,162 @@
+//! The real binary on fixtures: errors are one clear line with a non-zero exit; the host-only
+//! commands (lab, report, model) work without a GPU.
+
+use assert_cmd::Command;
+
+fn tilepipe() -> Command {
+    Command::cargo_bin("tilepipe").unwrap()
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn stderr_of(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[test]
+fn run_without_a_usable_gpu_is_one_clear_line() {
+    // no devices visible: the same outcome on machines with and without a driver
+    let out = tilepipe()
+        .args(["run", "--quiet"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("tilepipe: error: "), "{err}");
+    assert!(err.contains("driver") || err.contains("GPU"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn bad_shapes_are_refused_before_any_gpu_work() {
+    for (args, needle) in [
+        (vec!["--hidden", "100"], "multiple of 8"),
+        (vec!["--tokens", "0"], "at least 1"),
+        (
+            vec!["--hidden", "64", "--row-stride", "32"],
+            "smaller than hidden",
+        ),
+        (
+            vec![
+                "--tokens", "4", "--hidden", "64", "--offset", "1000", "--alloc", "1024",
+            ],
+            "allocation holds 1024",
+        ),
+    ] {
+        let out = tilepipe().arg("run").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr_of(&out);
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let out = tilepipe()
+        .args(["run", "--dtype", "int8"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(stderr_of(&out).contains("allowed: f32, f16, bf16"));
+}
+
+#[test]
+fn queue_lab_exercises_through_the_binary() {
+    let out = tilepipe()
+        .args([
+            "lab",
+            "queue",
+            "--script",
+            "reset; arrival 3; service 2; step; step; show",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("cannot validate a CUDA pipeline")
+    );
+    assert_eq!(text.lines().last().unwrap(), "backlog 5");
+    let out = tilepipe()
+        .args(["lab", "queue", "--stdin"])
+        .write_stdin("reset\narrival 3\nservice 4\nstep\nstep\n")
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+        "backlog 3"
+    );
+    let out = tilepipe()
+        .args(["lab", "queue", "--script", "reset; warp 9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("unknown command 'warp'"));
+}
+
+#[test]
+fn report_renders_an_h200_results_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tilepipe()
+        .args(["report", &fixture("results.json"), "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("cpasync-cg16-s2") && text.contains("LDGSTS.E.BYPASS.128"));
+    assert!(
+        text.contains("timeline sync: 0.0%"),
+        "the sequential variant shows no overlap"
+    );
+    let html = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("tma-ws-s3") && html.contains("NVIDIA H200"));
+}
+
+#[test]
+fn report_refuses_other_files_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("results.json");
+    std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
+    let out = tilepipe().arg("report").arg(&bad).output().unwrap();
+    assert!(!out.status.success());
+    assert!(
+        stderr_of(&out).contains("missing field"),
+        "{}",
+        stderr_of(&out)
+    );
+}
+
+#[test]
+fn model_reads_an_h200_sweep() {
+    let out = tilepipe()
+        .args(["model", "--from", &fixture("sweep.jsonl")])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("predicted") && text.contains("cpasync-cg16-s2"));
+    assert!(
+        text.contains("FLAGGED"),
+        "some departures exceed 15% on the H200"
+    );
+}
+
+#[test]
+fn sweep_axes_are_checked_before_the_gpu() {
+    let out = tilepipe()
+        .args(["sweep", "--axis", "stages=9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("stages: allowed 1..8"));
+}

@@ -1,0 +1,37 @@
+//! results.json written by the H200 run reads back, writes, and reads again unchanged.
+
+use tilepipe::report::{RunResults, SCHEMA_VERSION, Status};
+
+#[test]
+fn results_json_round_trips() {
+    let path = format!("{}/tests/fixtures/results.json", env!("CARGO_MANIFEST_DIR"));
+    let r = RunResults::read(std::path::Path::new(&path)).unwrap();
+    assert_eq!(r.schema_version, SCHEMA_VERSION);
+    assert!(r.device.name.contains("H200"));
+    assert!(r.baseline().is_some_and(|b| b.status == Status::Passed));
+    // every timed variant kept every sample, and validation came first
+    for v in r.variants.iter().filter(|v| v.timing.is_some()) {
+        let t = v.timing.as_ref().unwrap();
+        assert_eq!(t.device_ms.len(), t.device.n);
+        assert!(t.device.n >= 20);
+        assert!(
+            !v.validation.is_empty() && v.validation.iter().all(|c| c.verdict.passed),
+            "{}",
+            v.name
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let again = dir.path().join("results.json");
+    r.write(&again).unwrap();
+    let back = RunResults::read(&again).unwrap();
+    assert_eq!(
+        serde_json::to_value(&r).unwrap(),
+        serde_json::to_value(&back).unwrap()
+    );
+    // another schema version is refused with the reason
+    let mut v = serde_json::to_value(&r).unwrap();
+    v["schema_version"] = 99.into();
+    std::fs::write(&again, v.to_string()).unwrap();
+    let e = RunResults::read(&again).unwrap_err().to_string();
+    assert!(e.contains("schema_version 99"), "{e}");
+}

@@ -1,0 +1,156 @@
+//! The SASS parser, census and attestation on listings recorded on the H200 (nvdisasm of CUDA 13.0
+//! on NVRTC 13.0 cubins, tests/fixtures/sass/TOOLS), including claims that must not attest.
+
+use tilepipe::sass::{Attestation, Census, attest, examine_listing, excerpt, parse};
+use tilepipe::variant::Claim;
+
+fn listing(name: &str) -> String {
+    let path = format!(
+        "{}/tests/fixtures/sass/{name}.bf16.sass",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn census(name: &str) -> Census {
+    let f = parse::parse(&listing(name));
+    Census::of(
+        f.iter()
+            .find(|f| f.name == "tilepipe_rmsnorm")
+            .expect("the kernel is in the listing"),
+    )
+}
+
+#[test]
+fn cp_async_16_bytes_is_ldgsts_bypass_128() {
+    let c = census("cpasync-cg16-s2");
+    assert!(c.ldgsts(16, true) > 0, "{:?}", c.forms("LDGSTS"));
+    assert_eq!(c.forms("LDGSTS"), vec!["LDGSTS.E.BYPASS.128 x8"]);
+    assert!(c.count("LDGDEPBAR") > 0 && c.count("DEPBAR") > 0);
+    assert!(
+        attest(
+            Claim::Ldgsts {
+                bytes: 16,
+                bypass: true
+            },
+            &c
+        )
+        .is_attested()
+    );
+    // the same SASS does not attest other widths or the L1-allocating form
+    assert!(
+        !attest(
+            Claim::Ldgsts {
+                bytes: 4,
+                bypass: false
+            },
+            &c
+        )
+        .is_attested()
+    );
+    assert!(
+        !attest(
+            Claim::Ldgsts {
+                bytes: 16,
+                bypass: false
+            },
+            &c
+        )
+        .is_attested()
+    );
+    assert!(!attest(Claim::Synchronous, &c).is_attested());
+}
+
+#[test]
+fn four_byte_cp_async_has_no_width_suffix() {
+    let c = census("cpasync-ca4-s2");
+    assert_eq!(c.forms("LDGSTS"), vec!["LDGSTS.E x32"]);
+    assert!(
+        attest(
+            Claim::Ldgsts {
+                bytes: 4,
+                bypass: false
+            },
+            &c
+        )
+        .is_attested()
+    );
+}
+
+#[test]
+fn a_cp_async_claim_against_plain_loads_does_not_attest() {
+    let c = census("sync");
+    assert_eq!(c.count("LDGSTS"), 0);
+    assert!(attest(Claim::Synchronous, &c).is_attested());
+    match attest(
+        Claim::Ldgsts {
+            bytes: 16,
+            bypass: true,
+        },
+        &c,
+    ) {
+        Attestation::Mismatch { claimed, emitted } => {
+            assert!(claimed.contains("LDGSTS.BYPASS.128"), "{claimed}");
+            assert!(
+                emitted.contains("synchronous LDG (16 B) + STS"),
+                "{emitted}"
+            );
+        }
+        other => panic!("attested cp.async on synchronous SASS: {other:?}"),
+    }
+}
+
+#[test]
+fn high_level_api_lowerings_are_read_not_assumed() {
+    // cuda::memcpy_async + cuda::barrier with aligned_size_t<16> became a bulk copy on sm_90
+    let bar = census("mca-barrier-a16-s2");
+    assert!(bar.count("UBLKCP") > 0 && bar.count("LDGSTS") == 0);
+    assert!(attest(Claim::AnyAsync, &bar).is_attested());
+    // with only the element's 2-byte alignment known it fell back to 2-byte loads and stores
+    let elem = census("mca-pipeline-elem-s2");
+    assert_eq!(
+        elem.count("LDGSTS") + elem.count("UBLKCP") + elem.count("UTMALDG"),
+        0
+    );
+    assert!(elem.ldg_widths().contains(&2));
+    let a = attest(Claim::AnyAsync, &elem);
+    assert!(
+        a.label().starts_with("claimed an asynchronous copy"),
+        "{}",
+        a.label()
+    );
+}
+
+#[test]
+fn tma_and_bulk_show_their_instructions() {
+    let tma = census("tma-s3");
+    assert!(
+        tma.forms("UTMALDG")
+            .iter()
+            .any(|f| f.starts_with("UTMALDG.3D"))
+    );
+    assert!(attest(Claim::TensorCopy, &tma).is_attested());
+    assert!(!attest(Claim::BulkCopy, &tma).is_attested());
+    assert!(tma.count("SYNCS") > 0, "mbarrier operations");
+    let bulk = census("bulk-s2");
+    assert!(attest(Claim::BulkCopy, &bulk).is_attested());
+    assert!(!attest(Claim::TensorCopy, &bulk).is_attested());
+}
+
+#[test]
+fn missing_kernel_is_unverified_and_excerpt_marks_movement() {
+    let ev = examine_listing(
+        Some("nvdisasm".into()),
+        listing("tma-s3"),
+        "other_kernel",
+        Claim::TensorCopy,
+    );
+    assert!(matches!(ev.attestation, Attestation::Unverified { .. }));
+    assert!(!ev.attestation.is_attested());
+    let x = excerpt(&listing("cpasync-cg16-s2"), 1);
+    assert!(
+        x.lines()
+            .any(|l| l.starts_with(">>") && l.contains("LDGSTS.E.BYPASS.128"))
+    );
+    assert!(x.contains("..."));
+}
