@@ -360,16 +360,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
 fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
     let h = a.gpu.open()?;
-    let i = h.info();
-    eprintln!(
-        "{} ({}, {} SMs, {} MB L2), driver {}, NVRTC {}",
-        i.name,
-        i.arch,
-        i.sm_count,
-        i.l2_bytes >> 20,
-        i.driver_version,
-        i.nvrtc_version
-    );
+    eprintln!("{}", h.info().summary());
     let opts = RunOptions {
         view,
         dtype: a.problem.dtype,
@@ -467,15 +458,7 @@ fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .collect::<Result<Vec<_>, _>>()?;
     let hidden = cases::parse_hidden(&a.suite_hidden)?;
     let h = a.gpu.open()?;
-    let i = h.info();
-    eprintln!(
-        "{} ({}), driver {}, NVRTC {}; {}",
-        i.name,
-        i.arch,
-        i.driver_version,
-        i.nvrtc_version,
-        h.tc.describe()
-    );
+    eprintln!("{}; {}", h.info().summary(), h.tc.describe());
     let opts = SuiteOptions {
         dtypes,
         hidden,

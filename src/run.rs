@@ -96,14 +96,10 @@ pub fn prepare_all(
             .collect::<Vec<_>>(),
     );
     // disassembly runs a tool per build: in parallel
-    let evidence: Vec<Result<crate::sass::SassEvidence>> = jobs
+    let evidence: Vec<Option<Result<crate::sass::SassEvidence>>> = jobs
         .par_iter()
         .zip(&builds)
-        .map(|((_, v), b)| {
-            b.as_ref()
-                .map_err(|e| Error::InvalidArgument(e.to_string()))
-                .and_then(|b| h.evidence(v, cfg, b))
-        })
+        .map(|((_, v), b)| b.as_ref().ok().map(|b| h.evidence(v, cfg, b)))
         .collect();
     let mut ready = Vec::new();
     h.progress.stage("load", jobs.len() as u64);
@@ -111,7 +107,7 @@ pub fn prepare_all(
         h.progress.step(&v.name);
         let prepared = built.and_then(|b| {
             results[i].build = Some(b.clone());
-            h.prepare(&v, cfg, b, ev?)
+            h.prepare(&v, cfg, b, ev.expect("evidence exists for every build")?)
         });
         match prepared {
             Ok(p) => {

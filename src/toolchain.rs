@@ -2,7 +2,7 @@
 //! then PATH for the tools.
 
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Toolchain {
@@ -89,9 +89,5 @@ impl Toolchain {
             .iter()
             .map(|d| format!("-I{}", d.display()))
             .collect()
-    }
-
-    pub fn has_include(&self, rel: &Path) -> bool {
-        self.include_dirs.iter().any(|d| d.join(rel).is_file())
     }
 }

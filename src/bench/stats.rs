@@ -46,15 +46,6 @@ impl Summary {
         })
     }
 
-    /// Relative spread (max - min) / median.
-    pub fn spread(&self) -> f64 {
-        if self.median > 0.0 {
-            (self.max - self.min) / self.median
-        } else {
-            0.0
-        }
-    }
-
     /// True when the two medians differ by less than either's min..max range: a difference that
     /// small is noise.
     pub fn indistinguishable(&self, other: &Summary) -> bool {
@@ -77,7 +68,6 @@ mod tests {
         // sample variance of 1..4 is 5/3
         assert!((s.stdev - (5.0f64 / 3.0).sqrt()).abs() < 1e-12);
         assert!((s.rel_stdev - s.stdev / 2.5).abs() < 1e-12);
-        assert!((s.spread() - 3.0 / 2.5).abs() < 1e-12);
         let odd = Summary::of(&[5.0, 1.0, 9.0]).unwrap();
         assert_eq!(odd.median, 5.0);
         assert_eq!(Summary::of(&[7.0]).unwrap().stdev, 0.0);

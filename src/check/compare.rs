@@ -77,50 +77,35 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
                 for (col, &expected) in reference.iter().enumerate() {
                     let i = row * h + col;
                     acc.ref2 += expected * expected;
-                    if dt.is_poison(out, i) {
-                        acc.unwritten += 1;
+                    let got = (!dt.is_poison(out, i)).then(|| dt.get(out, i));
+                    let wrong = match got {
+                        None => {
+                            acc.unwritten += 1;
+                            true
+                        }
+                        Some(g) if g.is_nan() => {
+                            acc.nan += 1;
+                            true
+                        }
+                        Some(g) => {
+                            let err = (g - expected).abs();
+                            acc.diff2 += err * err;
+                            acc.max_abs = acc.max_abs.max(err);
+                            let beyond = err > tol.atol + tol.rtol * expected.abs();
+                            acc.beyond += usize::from(beyond);
+                            beyond
+                        }
+                    };
+                    if wrong {
                         row_wrong = true;
-                        push_first(
-                            &mut acc.first,
-                            WrongElement {
+                        if acc.first.len() < SHOWN {
+                            acc.first.push(WrongElement {
                                 row,
                                 col,
-                                got: f64::NAN,
+                                got: got.unwrap_or(f64::NAN),
                                 expected,
-                            },
-                        );
-                        continue;
-                    }
-                    let got = dt.get(out, i);
-                    if got.is_nan() {
-                        acc.nan += 1;
-                        row_wrong = true;
-                        push_first(
-                            &mut acc.first,
-                            WrongElement {
-                                row,
-                                col,
-                                got,
-                                expected,
-                            },
-                        );
-                        continue;
-                    }
-                    let err = (got - expected).abs();
-                    acc.diff2 += err * err;
-                    acc.max_abs = acc.max_abs.max(err);
-                    if err > tol.atol + tol.rtol * expected.abs() {
-                        acc.beyond += 1;
-                        row_wrong = true;
-                        push_first(
-                            &mut acc.first,
-                            WrongElement {
-                                row,
-                                col,
-                                got,
-                                expected,
-                            },
-                        );
+                            });
+                        }
                     }
                 }
                 if row_wrong {
@@ -153,12 +138,6 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
     };
     v.conclude(dt);
     v
-}
-
-fn push_first(first: &mut Vec<WrongElement>, w: WrongElement) {
-    if first.len() < SHOWN {
-        first.push(w);
-    }
 }
 
 /// Number of elements whose bits differ between two outputs of the same shape.

@@ -33,6 +33,19 @@ pub struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// One line naming the GPU and its toolchain.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} ({}, {} SMs, {} MB L2), driver {}, NVRTC {}",
+            self.name,
+            self.arch,
+            self.sm_count,
+            self.l2_bytes >> 20,
+            self.driver_version,
+            self.nvrtc_version
+        )
+    }
+
     pub(super) fn query(ctx: &Arc<CudaContext>, ordinal: usize) -> Result<Self> {
         let attr = |a: A| {
             ctx.attribute(a)

@@ -139,12 +139,6 @@ impl Gpu {
         Ok(d)
     }
 
-    pub fn write(&self, host: &[u8], dst: &mut DevBuf) -> Result<()> {
-        self.stream
-            .memcpy_htod(host, dst)
-            .map_err(driver_err("cuMemcpyHtoD"))
-    }
-
     pub fn download(&self, src: &DevBuf) -> Result<Vec<u8>> {
         self.stream
             .clone_dtoh(src)

@@ -16,6 +16,8 @@ fn num(v: Option<f64>, digits: usize) -> Cell {
         .set_alignment(CellAlignment::Right)
 }
 
+/// Baseline first, with speedups against it; "~" marks a speedup within the spread of the two
+/// timings (noise).
 pub fn performance(r: &RunResults) -> String {
     let mut t = table(&[
         "variant",
@@ -30,9 +32,13 @@ pub fn performance(r: &RunResults) -> String {
         "vs sync",
         "host submit us",
     ]);
+    let base = r.baseline().and_then(|b| b.timing.as_ref());
     for v in r.variants.iter().filter(|v| v.control.is_none()) {
         let tm = v.timing.as_ref();
         let p = v.perf.as_ref();
+        // a difference inside either side's min..max range is noise, and said so
+        let noise =
+            matches!((tm, base), (Some(t), Some(b)) if t.device.indistinguishable(&b.device));
         t.add_row(vec![
             Cell::new(&v.name),
             Cell::new(v.mechanism.name()),
@@ -45,7 +51,17 @@ pub fn performance(r: &RunResults) -> String {
             })),
             num(p.map(|p| p.gbps), 0),
             num(p.and_then(|p| p.pct_of_ceiling), 1),
-            num(p.and_then(|p| p.speedup_vs_sync), 3),
+            Cell::new(p.and_then(|p| p.speedup_vs_sync).map_or("-".into(), |x| {
+                format!(
+                    "{x:.3}{}",
+                    if noise && !v.name.eq("sync") {
+                        " ~"
+                    } else {
+                        ""
+                    }
+                )
+            }))
+            .set_alignment(CellAlignment::Right),
             num(tm.map(|t| t.host_submit.median), 1),
         ]);
     }

@@ -81,10 +81,6 @@ impl Census {
             .sum()
     }
 
-    pub fn local_memory_ops(&self) -> u32 {
-        self.count("LDL") + self.count("STL")
-    }
-
     /// Widths of global loads, e.g. [16, 2].
     pub fn ldg_widths(&self) -> Vec<u32> {
         let mut w: Vec<u32> = self
