@@ -317,6 +317,19 @@ struct SassArgs {
 }
 
 fn main() -> ExitCode {
+    // A reader that stops early (`tilepipe run | head`) closes stdout and println! panics: leave
+    // quietly instead, as other command-line tools do.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<String>()
+            .map_or("", String::as_str);
+        if msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe") {
+            std::process::exit(0);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => code,

@@ -269,6 +269,7 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         cache: h.cache_stats(),
         variants: Vec::new(),
         timelines: Vec::new(),
+        repeat: None,
         notes: Vec::new(),
     };
     let fatal = measure(h, o, &cases, &ready, &mut results, &mut out).err();
@@ -319,7 +320,8 @@ fn measure(
     h.progress.stage("time", timed.len() as u64);
     let mut extra = Vec::new();
     let mut baseline_ms = None;
-    for r in timed {
+    let first = timed.first().map(|r| r.index);
+    for r in &timed {
         let p = &r.prepared;
         h.progress.step(&p.variant.name);
         let sets = dd.rotated(&h.gpu, p, &dd.view, &mut extra)?;
@@ -345,6 +347,31 @@ fn measure(
         }
     }
     h.progress.done();
+    // the first variant again, after all the others: do two measurements of one kernel agree?
+    if let Some(i) = first {
+        let r = timed[0];
+        let p = &r.prepared;
+        let sets = dd.rotated(&h.gpu, p, &dd.view, &mut extra)?;
+        let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
+        let again = bench::time_kernel(h, p, grid, &sets, &o.timing)?.device;
+        let before = results[i].timing.as_ref().expect("timed above").device;
+        let agrees = before.indistinguishable(&again);
+        out.notes.push(format!(
+            "repeatability: {} measured again after every other variant: median {:.1} us (first {:.1} us, range {:.1}..{:.1}); {}",
+            p.variant.name,
+            again.median * 1e3,
+            before.median * 1e3,
+            before.min * 1e3,
+            before.max * 1e3,
+            if agrees { "within the reported spread" } else { "OUTSIDE the reported spread: treat differences of this size as noise" }
+        ));
+        out.repeat = Some(bench::Repeat {
+            variant: p.variant.name.clone(),
+            first: before,
+            second: again,
+            agrees,
+        });
+    }
     Ok(())
 }
 

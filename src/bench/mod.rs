@@ -101,6 +101,15 @@ pub fn time_kernel(
     })
 }
 
+/// One variant timed twice in a run, apart: the reported spread should cover the difference.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Repeat {
+    pub variant: String,
+    pub first: Summary,
+    pub second: Summary,
+    pub agrees: bool,
+}
+
 /// The device-to-device copy ceiling measured in this run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ceiling {

@@ -23,6 +23,8 @@
 //!   pct_of_ceiling, speedup_vs_sync}
 //! - `timelines[]` (run --timeline): variant, overlap {share, copy_cycles, compute_cycles,
 //!   overlapped_cycles}, clean_ms, instrumented_ms, overhead, verdict, blocks[] (the decoded trace)
+//! - `repeat` (optional): {variant, first, second, agrees}: the first timed variant measured again
+//!   after all the others, and whether the medians agree within the reported min..max spread
 //! - `notes[]`: anything the run wants a reader to know
 
 pub mod html;
@@ -59,6 +61,9 @@ pub struct RunResults {
     /// Overlap figures from instrumented builds (run --timeline), never mixed with the timings above.
     #[serde(default)]
     pub timelines: Vec<crate::timeline::capture::TimelineResult>,
+    /// The first timed variant measured again at the end of the run.
+    #[serde(default)]
+    pub repeat: Option<crate::bench::Repeat>,
     pub notes: Vec<String>,
 }
 
