@@ -392,7 +392,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let mut outcome = run(&h, &opts)?;
     let mut timeline_svg = None;
     if let (Some(list), None) = (&a.timeline, &outcome.fatal) {
-        let variants = traceable(&h, list)?;
+        let variants = traceable(&h, list, &a.problem)?;
         let t = TimelineOptions {
             view,
             dtype: a.problem.dtype,
@@ -620,9 +620,9 @@ fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The variants a timeline list names, minus those this GPU cannot run (said on stderr).
-fn traceable(h: &Harness, list: &str) -> anyhow::Result<Vec<Variant>> {
+fn traceable(h: &Harness, list: &str, problem: &ProblemArgs) -> anyhow::Result<Vec<Variant>> {
     let all = Variant::select(Variant::catalogue(), Some(list))?;
-    let cfg = tilepipe::variant::BuildConfig::new(DType::Bf16, 4096, None);
+    let cfg = tilepipe::variant::BuildConfig::new(problem.dtype, problem.hidden, problem.tile_rows);
     Ok(all
         .into_iter()
         .filter(|v| match h.unsupported_here(v, &cfg) {
@@ -695,7 +695,7 @@ fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     } else {
         a.variants.join(",")
     };
-    let variants = traceable(&h, &list)?;
+    let variants = traceable(&h, &list, &a.problem)?;
     let t = TimelineOptions {
         view,
         dtype: a.problem.dtype,

@@ -56,20 +56,15 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                 ));
             }
             let small = View::new(tile_rows * 64 + 1, o.hidden, None, 0, None, dtype)?;
-            let mut ready: Vec<(Ready, Vec<VariantResult>)> = Vec::new();
+            let mut ready: Vec<Ready> = Vec::new();
             for (cfg, vs) in &sets {
                 let mut res: Vec<VariantResult> =
                     vs.iter().map(|v| VariantResult::new(v, cfg)).collect();
-                for r in prepare_all(h, vs, cfg, &[small], &mut res) {
-                    ready.push((r, res.clone()));
-                }
+                ready.extend(prepare_all(h, vs, cfg, &[small], &mut res));
             }
             // validate the whole-pipeline builds; probes are not meant to be correct
-            let full_ready: Vec<&Ready> = ready
-                .iter()
-                .filter(|(r, _)| r.prepared.cfg.only == 0)
-                .map(|(r, _)| r)
-                .collect();
+            let full_ready: Vec<&Ready> =
+                ready.iter().filter(|r| r.prepared.cfg.only == 0).collect();
             let mut res: Vec<VariantResult> = variants
                 .iter()
                 .map(|v| VariantResult::new(v, &full))
@@ -111,7 +106,6 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
             tile_counts.sort_unstable();
             let timed: Vec<&Ready> = ready
                 .iter()
-                .map(|(r, _)| r)
                 .filter(|r| {
                     r.prepared.cfg.only != 0
                         || res.iter().any(|v| {
