@@ -120,6 +120,12 @@ __device__ __forceinline__ void st_global_cs_v4(void* p, uint4 v) {
                  : "memory");
 }
 
+// A shared-memory store the compiler must keep even though this kernel never reads it back.
+__device__ __forceinline__ void st_shared_v4(u32 addr, uint4 v) {
+    asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+}
+
 // ---- barriers, timers, sleeps ----
 
 // bar.sync on a named barrier with an explicit thread count (a subset of the block).

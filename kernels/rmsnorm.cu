@@ -9,6 +9,7 @@
 //   MECH (below)   COPY_BYTES (4 | 8 | 16)   CP_CG (1: cp.async.cg, 0: .ca)
 //   MCA_FORM (memcpy_async size/type form)   CONTROL (a deliberately broken protocol step, 0: none)
 //   STRESS (bit 1: sleep in the producer, bit 2: in the consumer)   TRACE_TILES (0: no timeline)
+//   WS (1: a dedicated producer warp for the mbarrier ring)   ONLY (stage probes, below)
 
 #include "ptx.cuh"
 
@@ -82,7 +83,7 @@ struct __align__(64) Params {
     elem_t* y;               // dense [tokens x HIDDEN]
     const elem_t* gamma;     // [HIDDEN]
     u64* trace;              // timeline records (TRACE_TILES > 0)
-    u32* status;             // [0] set on a timed-out wait; [1..4] block, stage, parity, role
+    u32* status;             // [0] set on a timed-out wait; [1..5] block, stage, parity, role, tile k
     long long row_stride;    // elements between rows of x
     u64 timeout_ns;          // bound on every mbarrier wait
     int tokens;
@@ -294,6 +295,12 @@ __device__ __forceinline__ void compute_tile(const Params& p, const elem_t* slot
     }
 }
 
+// Copy unit of a thread's i-th copy. Ownership is rotated by one warp, so a thread never reads back
+// what it copied itself: only the completion protocol (wait, then barrier), never one thread's own
+// program order, makes a tile visible to its readers, and a broken protocol shows. Each warp still
+// copies 32 adjacent units, so coalescing is unchanged.
+__device__ __forceinline__ int copy_unit(int tid, int i) { return (tid + 32) % CONSUMERS + i * CONSUMERS; }
+
 // ---- register staging: sync (S = 1) and regprefetch (S = 2) ----
 
 struct Staged {
@@ -305,7 +312,7 @@ __device__ __forceinline__ void stage_load(const Params& p, int t, int tid, Stag
     const int units = tile_rows(p, t) * UNITS_ROW;
 #pragma unroll
     for (int i = 0; i < UNITS_PER_THREAD; ++i) {
-        const int u = tid + i * CONSUMERS;
+        const int u = copy_unit(tid, i);
         if (u < units) st.v[i] = __ldg(reinterpret_cast<const uint4*>(unit_src(p, t, u)));
     }
 }
@@ -314,7 +321,7 @@ __device__ __forceinline__ void stage_store(const Params& p, int t, int s, int t
     const int units = tile_rows(p, t) * UNITS_ROW;
 #pragma unroll
     for (int i = 0; i < UNITS_PER_THREAD; ++i) {
-        const int u = tid + i * CONSUMERS;
+        const int u = copy_unit(tid, i);
         if (u < units) *reinterpret_cast<uint4*>(unit_dst(s, u)) = st.v[i];
     }
 }
@@ -370,7 +377,7 @@ __device__ __forceinline__ void cpasync_issue(const Params& p, int t, int s, int
     const int units = tile_rows(p, t) * UNITS_ROW;
 #pragma unroll
     for (int i = 0; i < UNITS_PER_THREAD; ++i) {
-        const int u = tid + i * CONSUMERS;
+        const int u = copy_unit(tid, i);
         if (u < units) {
 #if COPY_BYTES == 16 && CP_CG
             cp_async_cg16(unit_dst(s, u), unit_src(p, t, u));
@@ -544,12 +551,13 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
 // when every consumer warp has finished reading slot s. Tile k uses slot k % STAGES in phase
 // k / STAGES of both barriers.
 
-__device__ __forceinline__ void report_timeout(const Params& p, int stage, u32 parity, int role) {
+__device__ __forceinline__ void report_timeout(const Params& p, int stage, u32 parity, int role, int k) {
     if (atomicCAS(&p.status[0], 0U, 1U) == 0U) {
         p.status[1] = blockIdx.x;
         p.status[2] = stage;
         p.status[3] = parity;
         p.status[4] = role;
+        p.status[5] = k;
         __threadfence();
     }
 }
@@ -559,37 +567,45 @@ __device__ __forceinline__ bool aborted(const Params& p) { return *reinterpret_c
 // Bounded wait. A lost completion sets the launch's abort flag (with where it happened); from then
 // on every wait in every block returns at once, so all threads run to the end of their loops and
 // no barrier is left waiting on a thread that quit. Such a launch is reported as a timeout.
-__device__ __forceinline__ bool wait_phase(const Params& p, u64* bar, u32 parity, int stage, int role) {
+// k: the block's tile the wait is for, reported with a timeout.
+__device__ __forceinline__ bool wait_phase(const Params& p, u64* bar, u32 parity, int stage, int role, int k) {
     if (mbar_try_wait(bar, parity)) return true;
     const u64 start = global_timer_ns();
     while (!mbar_try_wait(bar, parity)) {
         if (aborted(p)) return false;
         if (global_timer_ns() - start > p.timeout_ns) {
-            report_timeout(p, stage, parity, role);
+            report_timeout(p, stage, parity, role, k);
             return false;
         }
     }
     return true;
 }
 
-// Issues tile k (tile index t) into slot k % STAGES, unless its slot never came back.
+// Issues tile k (tile index t) into slot k % STAGES, unless its slot never came back. A whole warp
+// calls it: every lane waits for the slot, so no lane spins on one barrier while its warp-mates
+// spin on another; lane 0 arms full[s], and for bulk the lanes share the row copies.
 __device__ __forceinline__ void produce(const Params& p, u64* full, u64* empty, int t, int k) {
     if (t >= p.ntiles) return;
-    const int s = k % STAGES;
-    if (k >= STAGES && !wait_phase(p, &empty[s], ((k / STAGES) + 1) & 1, s, ROLE_PRODUCER)) return;
+    const int s = k % STAGES, lane = threadIdx.x & 31;
+    if (k >= STAGES && !__all_sync(0xffffffffU, wait_phase(p, &empty[s], ((k / STAGES) + 1) & 1, s, ROLE_PRODUCER, k)))
+        return;
     perturb(p, k, ROLE_PRODUCER);
-    trace(p, k, EV_ISSUE, true);
+    trace(p, k, EV_ISSUE, lane == 0);
+    if (lane == 0) {
 #if CONTROL == CTL_NO_EXPECT_TX
-    mbar_arrive(&full[s]);
+        mbar_arrive(&full[s]);
 #elif MECH == MECH_TMA
-    mbar_arrive_expect_tx(&full[s], TILE_ROWS * ROW_BYTES);  // the whole box: rows past the tensor arrive zero-filled
+        mbar_arrive_expect_tx(&full[s], TILE_ROWS * ROW_BYTES);  // the whole box: rows past the tensor arrive zero-filled
 #else
-    mbar_arrive_expect_tx(&full[s], tile_rows(p, t) * ROW_BYTES);
+        mbar_arrive_expect_tx(&full[s], tile_rows(p, t) * ROW_BYTES);
 #endif
 #if MECH == MECH_TMA
-    tma_load_3d(slot_ptr(s), p.tensor_map, 0, 0, t * TILE_ROWS, &full[s]);
-#else
-    for (int r = 0; r < tile_rows(p, t); ++r)
+        tma_load_3d(slot_ptr(s), p.tensor_map, 0, 0, t * TILE_ROWS, &full[s]);
+#endif
+    }
+#if MECH == MECH_BULK
+    __syncwarp();  // the bytes are announced before any row copy can complete them
+    for (int r = lane; r < tile_rows(p, t); r += 32)
         bulk_copy_g2s(slot_ptr(s) + r * HIDDEN, tile_src(p, t) + (long long)r * p.row_stride, ROW_BYTES, &full[s]);
 #endif
 }
@@ -600,9 +616,9 @@ __device__ __forceinline__ void consume(const Params& p, u64* full, u64* empty, 
                                         const Gamma& g, int ctid, bool rec) {
     const int s = k % STAGES;
 #if CONTROL == CTL_WRONG_PARITY
-    wait_phase(p, &full[s], ((k / STAGES) + 1) & 1, s, ROLE_CONSUMER);
+    wait_phase(p, &full[s], ((k / STAGES) + 1) & 1, s, ROLE_CONSUMER, k);
 #elif CONTROL != CTL_SKIP_WAIT
-    wait_phase(p, &full[s], (k / STAGES) & 1, s, ROLE_CONSUMER);
+    wait_phase(p, &full[s], (k / STAGES) & 1, s, ROLE_CONSUMER, k);
 #endif
     trace(p, k, EV_READY, rec);
 #if CONTROL == CTL_EARLY_RELEASE
@@ -635,19 +651,18 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
     }
     __syncthreads();
 #if WS
-    if (tid >= CONSUMERS) {  // producer warp: one elected lane runs ahead by up to STAGES tiles
-        if (tid == CONSUMERS)
-            for (int k = 0; k < n; ++k) produce(p, full, empty, first + k * G, k);
+    if (tid >= CONSUMERS) {  // producer warp: runs ahead by up to STAGES tiles
+        for (int k = 0; k < n; ++k) produce(p, full, empty, first + k * G, k);
         return;
     }
     for (int k = 0; k < n; ++k) consume(p, full, empty, first + k * G, k, g, tid, tid == 0);
 #else
-    const bool rec = tid == 0;
-    for (int k = 0; k < STAGES - 1 && rec; ++k) produce(p, full, empty, first + k * G, k);
+    const bool producer = tid < 32;  // warp 0 produces, then consumes with the others
+    for (int k = 0; k < STAGES - 1 && producer; ++k) produce(p, full, empty, first + k * G, k);
     for (int k = 0; k < n; ++k) {
-        // thread 0 refills the slot of tile k-1 once all warps released it
-        if (rec) produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1);
-        consume(p, full, empty, first + k * G, k, g, tid, rec);
+        // warp 0 refills the slot of tile k-1 once all warps released it
+        if (producer) produce(p, full, empty, first + (k + STAGES - 1) * G, k + STAGES - 1);
+        consume(p, full, empty, first + k * G, k, g, tid, tid == 0);
     }
 #endif
 #if CONTROL

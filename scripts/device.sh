@@ -35,6 +35,17 @@ for s in "$@"; do
     racecheck)
       timeout 60 $bin check --dtypes bf16 --suite-hidden 4096 --runs 1 --variants sync --sanitize racecheck --out "$d" > "$d/racecheck.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|racecheck|passed, " "$d/racecheck.log" | cut -c1-200 | tail -25 ;;
+    controls)
+      timeout 200 $bin check --variants sync,cpasync-cg16-s2,bulk,tma-s3,ctl-cpasync --out "$d" > "$d/check.log" 2>&1
+      echo "exit $?"; grep -E "^FAIL|^ok   (control|stress)|passed, " "$d/check.log" | cut -c1-260 | tail -60 ;;
+    ncu)
+      for v in sync cpasync-ca8-s2 tma-ws-s3; do
+        timeout 60 ncu --clock-control none -k tilepipe_rmsnorm --section SpeedOfLight --section MemoryWorkloadAnalysis \
+          --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
+          $bin probe "$v" --tokens 131072 -q > "$d/$v.ncu.txt" 2>&1
+        echo "ncu $v exit $?"
+        grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|SM Frequency|Warp Cycles Per Issued|Stall" "$d/$v.ncu.txt" | head -24
+      done ;;
     *) echo "unknown step $s" ;;
   esac
   tar -C "$out" -czf "$out/$s.tgz" "$s" && rm -rf "$d"

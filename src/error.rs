@@ -62,7 +62,7 @@ pub enum Error {
     Cuda { call: String, detail: String },
 
     #[error(
-        "pipeline wait timed out (block {block}, stage {stage}, phase {parity}, {role}) in {variant}"
+        "pipeline wait timed out (block {block}, stage {stage}, phase {parity}, {role}, the block's tile {tile}) in {variant}"
     )]
     WaitTimeout {
         variant: String,
@@ -70,6 +70,8 @@ pub enum Error {
         stage: u32,
         parity: u32,
         role: String,
+        /// k: the block's k-th tile (0-based) whose wait timed out.
+        tile: u32,
     },
 
     #[error(

@@ -2,6 +2,7 @@
 //! occupancy, SASS evidence) and runs them on device data with every fault checked.
 
 use crate::check::compare;
+use crate::clocks;
 use crate::gpu::{
     self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, KernelParams, cache::Cache,
 };
@@ -30,6 +31,10 @@ pub struct Harness {
     /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
     /// (slow enough for a missing wait to show).
     l2_scrub: std::sync::Mutex<DevBuf>,
+    /// Fills every SM's shared memory with NaN bytes before each validation launch.
+    smem_poison: Kernel,
+    /// NVML on this GPU, or why clocks cannot be recorded.
+    pub clocks: std::result::Result<clocks::Monitor, String>,
     pub tc: Toolchain,
     pub cache: Cache,
     pub progress: Progress,
@@ -80,15 +85,22 @@ impl Harness {
         let l2_scrub = std::sync::Mutex::new(
             gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?,
         );
+        let tc = Toolchain::discover();
+        let poison = kernels::build_poison(gpu.info.arch, &tc, &nvrtc_version, &cache)?;
+        let smem_poison = gpu.load(&poison.cubin, kernels::POISON_KERNEL)?;
+        gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
+        let clocks = clocks::Monitor::open(gpu.info.pci);
         Ok(Harness {
             gpu,
             l2_scrub,
-            tc: Toolchain::discover(),
+            smem_poison,
+            clocks,
+            tc,
             cache,
             progress,
             nvrtc_version,
-            cache_hits: AtomicU32::new(0),
-            compiled: AtomicU32::new(0),
+            cache_hits: AtomicU32::new(poison.cache_hit as u32),
+            compiled: AtomicU32::new(!poison.cache_hit as u32),
         })
     }
 
@@ -215,8 +227,9 @@ impl Harness {
         resident.min(ntiles as u32).max(1)
     }
 
-    /// Runs `p` once on `d` with the output poisoned and the L2 scrubbed first, waits (bounded),
-    /// surfaces in-kernel timeouts and faults, and returns the output.
+    /// Runs `p` once on `d` with the output and every SM's shared memory poisoned and the L2
+    /// scrubbed first, waits (bounded), surfaces in-kernel timeouts and faults, and returns the
+    /// output.
     pub fn run_checked(
         &self,
         p: &Prepared,
@@ -229,6 +242,11 @@ impl Harness {
         self.gpu.fill(
             &mut self.l2_scrub.lock().expect("scrub lock"),
             (seed & 0xff) as u8,
+        )?;
+        self.gpu.poison_shared_memory(
+            &self.smem_poison,
+            2 * self.info().sm_count,
+            self.info().smem_per_block_optin,
         )?;
         let params = d.params(&self.gpu, p, seed)?;
         self.gpu.launch(
@@ -356,6 +374,7 @@ impl DeviceData {
                 } else {
                     "consumer".into()
                 },
+                tile: w[5],
             });
         }
         Ok(())

@@ -34,7 +34,7 @@ pub struct Built {
     pub log: String,
 }
 
-/// Compiles through the cache: a hit returns the stored cubin without invoking NVRTC.
+/// Compiles a variant through the cache: a hit returns the stored cubin without invoking NVRTC.
 pub fn build(
     variant: &Variant,
     cfg: &BuildConfig,
@@ -44,8 +44,39 @@ pub fn build(
     cache: &cache::Cache,
 ) -> Result<Built> {
     let options = options(variant, cfg, arch, tc);
+    let label = format!("{KERNEL_NAME} [{}]", variant.name);
+    let source = (RMSNORM_SOURCE, KERNEL_NAME);
+    compile_cached(source, &label, options, arch, nvrtc_version, cache)
+}
+
+pub const POISON_SOURCE: &str = include_str!("../kernels/poison.cu");
+pub const POISON_KERNEL: &str = "tilepipe_smem_poison";
+
+/// The shared-memory poison kernel, through the cache like every variant.
+pub fn build_poison(
+    arch: Arch,
+    tc: &Toolchain,
+    nvrtc_version: &str,
+    cache: &cache::Cache,
+) -> Result<Built> {
+    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".to_string()];
+    options.extend(tc.include_options());
+    let source = (POISON_SOURCE, POISON_KERNEL);
+    compile_cached(source, POISON_KERNEL, options, arch, nvrtc_version, cache)
+}
+
+/// NVRTC on (source text, kernel name) through the on-disk cache keyed by (source, header,
+/// options, arch, NVRTC version); a compile error names `label`.
+fn compile_cached(
+    (source, kernel): (&str, &str),
+    label: &str,
+    options: Vec<String>,
+    arch: Arch,
+    nvrtc_version: &str,
+    cache: &cache::Cache,
+) -> Result<Built> {
     let key = cache::key(
-        RMSNORM_SOURCE,
+        source,
         &[PTX_HEADER],
         &options,
         &arch.to_string(),
@@ -59,19 +90,17 @@ pub fn build(
             log: String::new(),
         });
     }
-    let out = nvrtc::compile(RMSNORM_SOURCE, &[PTX_HEADER], KERNEL_NAME, &options).map_err(
-        |e| match e {
-            crate::Error::Compile {
-                arch, options, log, ..
-            } => crate::Error::Compile {
-                kernel: format!("{KERNEL_NAME} [{}]", variant.name),
-                arch,
-                options,
-                log,
-            },
-            other => other,
+    let out = nvrtc::compile(source, &[PTX_HEADER], kernel, &options).map_err(|e| match e {
+        crate::Error::Compile {
+            arch, options, log, ..
+        } => crate::Error::Compile {
+            kernel: label.to_string(),
+            arch,
+            options,
+            log,
         },
-    )?;
+        other => other,
+    })?;
     cache.put(&key, &out.cubin)?;
     Ok(Built {
         cubin: out.cubin,

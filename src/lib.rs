@@ -8,6 +8,7 @@
 pub mod arch;
 pub mod bench;
 pub mod check;
+pub mod clocks;
 pub mod dtype;
 pub mod error;
 pub mod gpu;

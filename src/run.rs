@@ -372,6 +372,15 @@ fn measure(
             agrees,
         });
     }
+    out.notes.push(match &h.clocks {
+        Ok(_) => crate::clocks::summary(
+            results
+                .iter()
+                .filter_map(|r| r.timing.as_ref()?.clocks.as_ref()),
+        )
+        .unwrap_or_else(|| "clocks: NVML gave no reading".into()),
+        Err(why) => format!("clocks not recorded: {why}"),
+    });
     Ok(())
 }
 

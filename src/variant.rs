@@ -440,7 +440,7 @@ impl Variant {
             Mechanism::Bulk | Mechanism::Tma => format!(
                 "mbarrier full[s]: expect_tx + complete_tx, consumers wait parity (k/{s})&1; empty[s]: arrive count {} (one per consumer warp), {} waits parity before refill",
                 cfg.consumers / 32,
-                if self.warp_specialized { "producer warp" } else { "thread 0" }
+                if self.warp_specialized { "a dedicated producer warp" } else { "consumer warp 0" }
             ),
         }
     }

@@ -4,6 +4,7 @@ pub mod stats;
 
 pub use stats::Summary;
 
+use crate::clocks::{ClockSample, ClockTrace};
 use crate::gpu::{DevBuf, KernelParams};
 use crate::harness::{HANG_LIMIT, Harness, Prepared};
 use crate::{Error, Result};
@@ -47,6 +48,9 @@ pub struct Timing {
     pub warmup: usize,
     /// Buffer sets rotated through so that every sample reads from device memory.
     pub buffer_sets: usize,
+    /// NVML readings after the warm-up and after every batch (absent without NVML).
+    #[serde(default)]
+    pub clocks: Option<ClockTrace>,
 }
 
 const BATCH: usize = 10;
@@ -64,6 +68,9 @@ pub fn time_kernel(
         h.launch(p, grid, &sets[i % sets.len()])?;
     }
     h.gpu.finish(&p.variant.name, HANG_LIMIT)?;
+    // read between batches, while the device is idle, so the readings never sit inside a sample
+    let read = || h.clocks.as_ref().ok().and_then(|m| m.sample());
+    let mut clock_samples: Vec<ClockSample> = read().into_iter().collect();
     let events: Vec<_> = (0..=BATCH)
         .map(|_| h.gpu.event(true))
         .collect::<Result<_>>()?;
@@ -82,6 +89,7 @@ pub fn time_kernel(
         for b in 0..BATCH {
             device_ms.push(h.gpu.elapsed_ms(&events[b], &events[b + 1])? as f64);
         }
+        clock_samples.extend(read());
         n += BATCH;
         let s = Summary::of(&device_ms)
             .ok_or_else(|| Error::cuda("cuEventElapsedTime", "non-finite sample"))?;
@@ -98,6 +106,7 @@ pub fn time_kernel(
         host_submit_us,
         warmup: opts.warmup,
         buffer_sets: sets.len(),
+        clocks: h.clocks.is_ok().then(|| ClockTrace::new(clock_samples)),
     })
 }
 

@@ -30,6 +30,9 @@ pub struct DeviceInfo {
     pub mem_bus_bits: u32,
     pub driver_version: String,
     pub nvrtc_version: String,
+    /// PCI domain, bus and device: how NVML's view of the GPU is matched to CUDA's.
+    #[serde(default)]
+    pub pci: [u32; 3],
 }
 
 impl DeviceInfo {
@@ -88,6 +91,11 @@ impl DeviceInfo {
             nvrtc_version: super::nvrtc::version()
                 .map(|(a, b)| format!("{a}.{b}"))
                 .unwrap_or_else(|e| e.to_string()),
+            pci: [
+                attr(A::CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
+                attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?,
+            ],
         })
     }
 }

@@ -232,6 +232,23 @@ impl Gpu {
             .map_err(driver_err("cuLaunchKernel"))
     }
 
+    /// Launches `tilepipe_smem_poison` (kernels/poison.cu), prepared for `bytes` of dynamic shared
+    /// memory, on `blocks` blocks: every block fills its whole shared memory with all-ones bytes.
+    pub fn poison_shared_memory(&self, k: &Kernel, blocks: u32, bytes: u32) -> Result<()> {
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: bytes,
+        };
+        let mut b = self.stream.launch_builder(&k.func);
+        b.arg(&bytes);
+        // SAFETY: the kernel takes one `u32`, the bytes it writes, which never exceed the dynamic
+        // shared memory of the launch; it touches no global memory.
+        unsafe { b.launch(cfg) }
+            .map(|_| ())
+            .map_err(driver_err("cuLaunchKernel(tilepipe_smem_poison)"))
+    }
+
     /// Waits for all submitted work, polling so that a kernel that never ends is reported after
     /// `limit` instead of blocking forever, and surfaces any asynchronous fault.
     pub fn finish(&self, what: &str, limit: Duration) -> Result<()> {

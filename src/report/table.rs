@@ -118,11 +118,17 @@ pub fn evidence(r: &RunResults) -> String {
 }
 
 /// Lines for variants that were skipped, failed or errored, with the reason.
+/// Variants that did not pass, then timings taken while the clocks moved.
 pub fn problems(r: &RunResults) -> Vec<String> {
+    let clock_warnings = r.variants.iter().filter_map(|v| {
+        let w = v.timing.as_ref()?.clocks.as_ref()?.warning.as_ref()?;
+        Some(format!("CLOCKS {}: {w}", v.name))
+    });
     r.variants
         .iter()
         .filter(|v| v.status != Status::Passed)
         .map(line)
+        .chain(clock_warnings)
         .collect()
 }
 
