@@ -27,7 +27,7 @@ for s in "$@"; do
       timeout 60 $bin run --variants sync,cpasync-cg16-s2 --tokens 65536 > "$d/run2.log" 2>&1
       echo "second run exit $?"; grep -E "cubin cache" "$d/run2.log" ;;
     check)
-      timeout 270 $bin check --out "$d" > "$d/check.log" 2>&1
+      timeout 420 $bin check --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-300 | tail -25 ;;
     sweep)
       timeout 100 $bin sweep --axis stages=2,3 --out "$d" > "$d/sweep.log" 2>&1
@@ -45,6 +45,14 @@ for s in "$@"; do
           $bin probe "$v" --tokens 131072 -q > "$d/$v.ncu.txt" 2>&1
         echo "ncu $v exit $?"
         grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|SM Frequency|Warp Cycles Per Issued|Stall" "$d/$v.ncu.txt" | head -24
+      done ;;
+    sanitize)
+      timeout 400 $bin check --dtypes bf16 --suite-hidden 4096 --runs 1 --variants sync --sanitize racecheck,synccheck,memcheck --out "$d" > "$d/sanitize.log" 2>&1
+      echo "exit $?"; grep -E "^FAIL|racecheck|synccheck|memcheck|passed, " "$d/sanitize.log" | cut -c1-200 | tail -40 ;;
+    tiles)
+      for tr in 1 2 4 8; do
+        timeout 100 $bin run --tile-rows $tr --tokens 131072 --variants sync,cpasync-cg16-s2,cpasync-ca8-s2,mca-barrier-a16-s2,bulk-s2,tma-s4,tma-ws-s3,tma-ws-s4 --out "$d/tr$tr" > "$d/tr$tr.log" 2>&1
+        echo "tile rows $tr exit $?"; grep -E "^│ [a-z]" "$d/tr$tr.log" | head -9 | cut -c1-200; grep -E "^CLOCKS|^clocks" "$d/tr$tr.log" | cut -c1-200
       done ;;
     *) echo "unknown step $s" ;;
   esac

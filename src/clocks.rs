@@ -73,7 +73,11 @@ pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<S
     let range = |f: fn(&ClockSample) -> f64| {
         let lo = all.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
         let hi = all.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
-        if lo == hi { format!("{lo:.0}") } else { format!("{lo:.0}..{hi:.0}") }
+        if lo == hi {
+            format!("{lo:.0}")
+        } else {
+            format!("{lo:.0}..{hi:.0}")
+        }
     };
     let mut reasons: Vec<&str> = all
         .iter()
@@ -97,7 +101,10 @@ pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<S
 /// Names of the active throttle reasons that limit clocks (idle is not a limit).
 fn reason_names(r: ThrottleReasons) -> Vec<String> {
     [
-        (ThrottleReasons::APPLICATIONS_CLOCKS_SETTING, "applications_clocks"),
+        (
+            ThrottleReasons::APPLICATIONS_CLOCKS_SETTING,
+            "applications_clocks",
+        ),
         (ThrottleReasons::SW_POWER_CAP, "sw_power_cap"),
         (ThrottleReasons::HW_SLOWDOWN, "hw_slowdown"),
         (ThrottleReasons::SYNC_BOOST, "sync_boost"),
@@ -150,7 +157,9 @@ impl Monitor {
             mem_mhz: d.clock_info(Clock::Memory).ok()?,
             temp_c: d.temperature(TemperatureSensor::Gpu).ok()?,
             power_w: f64::from(d.power_usage().ok()?) / 1000.0,
-            throttle: d.current_throttle_reasons().map_or_else(|_| Vec::new(), reason_names),
+            throttle: d
+                .current_throttle_reasons()
+                .map_or_else(|_| Vec::new(), reason_names),
         })
     }
 }
@@ -171,7 +180,11 @@ mod tests {
 
     #[test]
     fn steady_clocks_pass() {
-        let s = [at(1980, 3201, &[]), at(1965, 3201, &[]), at(1980, 3201, &[])];
+        let s = [
+            at(1980, 3201, &[]),
+            at(1965, 3201, &[]),
+            at(1980, 3201, &[]),
+        ];
         assert_eq!(assess(&s), None);
         assert_eq!(assess(&[]), None);
     }
@@ -188,7 +201,11 @@ mod tests {
     #[test]
     fn a_moving_memory_clock_is_flagged() {
         let s = [at(1980, 3201, &[]), at(1980, 1593, &[])];
-        assert!(assess(&s).unwrap().contains("memory clock moved 1593..3201 MHz"));
+        assert!(
+            assess(&s)
+                .unwrap()
+                .contains("memory clock moved 1593..3201 MHz")
+        );
     }
 
     #[test]

@@ -59,7 +59,10 @@ pub fn build_poison(
     nvrtc_version: &str,
     cache: &cache::Cache,
 ) -> Result<Built> {
-    let mut options = vec![format!("--gpu-architecture={arch}"), "-std=c++17".to_string()];
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+    ];
     options.extend(tc.include_options());
     let source = (POISON_SOURCE, POISON_KERNEL);
     compile_cached(source, POISON_KERNEL, options, arch, nvrtc_version, cache)

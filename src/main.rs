@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
 use tilepipe::check::cases;
 use tilepipe::check::sanitize;
-use tilepipe::check::suite::{SuiteOptions, SuiteReport, run_suite};
+use tilepipe::check::suite::{SuiteOptions, run_suite};
 use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::harness::Harness;
@@ -481,7 +481,7 @@ fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     };
     let mut report = run_suite(&h, &opts)?;
     if let Some(tools) = &a.sanitize {
-        sanitize(
+        sanitize::run_all(
             &h,
             &mut report,
             &sanitize::parse_tools(tools)?,
@@ -504,83 +504,6 @@ fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// Runs the chosen variants under each compute-sanitizer tool through `tilepipe probe`. Correct
-/// variants must come out clean; racecheck must report a hazard for at least one control.
-fn sanitize(
-    h: &Harness,
-    report: &mut SuiteReport,
-    tools: &[String],
-    variants: &str,
-    seed: u64,
-) -> anyhow::Result<()> {
-    let Some(sanitizer) = h.tc.compute_sanitizer.clone() else {
-        report.skipped.push("compute-sanitizer not found (CUDA_HOME, CUDA_PATH, /usr/local/cuda, PATH): sanitizer checks not run".into());
-        return Ok(());
-    };
-    let exe = std::env::current_exe()?;
-    let all: Vec<Variant> = Variant::catalogue()
-        .into_iter()
-        .chain(Variant::controls())
-        .collect();
-    let chosen = Variant::select(all, Some(variants))?;
-    for tool in tools {
-        let mut control_hazards = 0;
-        for v in &chosen {
-            let args: Vec<String> = [
-                "--dtype",
-                "bf16",
-                "--hidden",
-                "4096",
-                "--tokens",
-                "81",
-                "--blocks",
-                "4",
-                "--wait-timeout-ms",
-                "30000",
-                "--quiet",
-                "--seed",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .chain([seed.to_string()])
-            .collect();
-            let f = sanitize::run(&sanitizer, tool, &exe, &v.name, &args)?;
-            let n = f.reported;
-            if v.is_control() {
-                control_hazards += n.unwrap_or(0);
-                println!(
-                    "info {tool} {} (control): {} reported",
-                    v.name,
-                    n.map_or("no summary".into(), |n| n.to_string())
-                );
-            } else {
-                report.record(
-                    format!("{tool} {}", v.name),
-                    n == Some(0),
-                    format!(
-                        "{} reported{}",
-                        n.map_or("no summary".into(), |n| n.to_string()),
-                        if n == Some(0) {
-                            String::new()
-                        } else {
-                            format!("\n{}", f.excerpt)
-                        }
-                    ),
-                );
-            }
-            report.sanitizer.push(f);
-        }
-        if tool == "racecheck" && chosen.iter().any(Variant::is_control) {
-            report.record(
-                "racecheck reports a hazard for at least one control".into(),
-                control_hazards > 0,
-                format!("{control_hazards} hazards across the controls"),
-            );
-        }
-    }
-    Ok(())
 }
 
 fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {

@@ -100,22 +100,44 @@ pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Vec<
     ])
 }
 
-/// The shape of the stress runs and the controls: strided and offset (so a wrong stride shows), a
-/// tail tile, and four blocks walking ~16 tiles each; small, so that K runs on fresh inputs are cheap.
-pub fn stress_case(hidden: usize, dtype: DType, tile_rows: usize) -> Result<Case> {
+/// The shapes of every stress run and control run, both strided and offset (so a wrong stride
+/// shows) with a tail tile:
+/// - four blocks walking ~16 tiles each, where random sleeps decide the interleaving;
+/// - every SM loaded (persistent grid, about one tile per block), where the first tiles of all
+///   blocks are requested at once and queue at device memory for microseconds: a read that does
+///   not wait for its copy then finds the slot still unwritten, whatever the code between issue
+///   and read.
+///
+/// Small, so that K runs on fresh inputs are cheap.
+pub fn stress_cases(
+    hidden: usize,
+    dtype: DType,
+    tile_rows: usize,
+    sm_count: u32,
+) -> Result<Vec<Case>> {
     let pad = 64 / dtype.size();
-    Ok(Case::new(
-        "stress: strided, 4 blocks x ~16 tiles",
+    let view = |tiles: usize| {
         View::new(
-            tile_rows * 64 + 1,
+            tile_rows * tiles + 1,
             hidden,
             Some(hidden + pad),
             pad,
             None,
             dtype,
-        )?,
-        Grid::Fixed(4),
-    ))
+        )
+    };
+    Ok(vec![
+        Case::new(
+            "stress: strided, 4 blocks x ~16 tiles",
+            view(64)?,
+            Grid::Fixed(4),
+        ),
+        Case::new(
+            "stress: strided, every SM loaded",
+            view(4 * sm_count as usize)?,
+            Grid::Persistent,
+        ),
+    ])
 }
 
 /// Parses a user's --hidden list for the suite.
@@ -161,6 +183,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn stress_cases_are_strided_with_a_tail_and_one_loads_every_sm() {
+        let c = stress_cases(4096, DType::F16, 2, 132).unwrap();
+        assert_eq!(c.len(), 2);
+        for case in &c {
+            assert!(case.view.is_strided() && case.view.offset > 0);
+            assert_eq!(case.view.tokens % 2, 1, "a tail tile");
+        }
+        assert_eq!(c[0].grid, Grid::Fixed(4));
+        assert_eq!(c[1].grid, Grid::Persistent);
+        assert!(c[1].view.tokens.div_ceil(2) > 4 * 132);
     }
 
     #[test]

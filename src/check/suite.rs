@@ -173,14 +173,15 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                     );
                 }
             }
-            let stress_case = cases::stress_case(hidden, dtype, cfg.tile_rows)?;
+            let stress_cases =
+                cases::stress_cases(hidden, dtype, cfg.tile_rows, h.info().sm_count)?;
             for s in &shaken {
                 repeated(
                     h,
                     &mut report,
                     &baseline,
                     s,
-                    &stress_case,
+                    &stress_cases,
                     &results,
                     &stressed,
                     o,
@@ -227,52 +228,73 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
     }
 }
 
-/// K runs of a stressed build on fresh inputs. A correct variant must pass every run; a control
-/// must fail every run.
+/// K runs of a stressed build, each on fresh inputs in every stress case. A correct variant must
+/// pass every run; a control must fail every run (in at least one of the cases).
 #[allow(clippy::too_many_arguments)]
 fn repeated(
     h: &Harness,
     report: &mut SuiteReport,
     baseline: &[&Ready],
     s: &Ready,
-    case: &Case,
+    cases: &[Case],
     results: &[VariantResult],
     cfg: &BuildConfig,
     o: &SuiteOptions,
     tag: &str,
 ) -> Result<()> {
     let v = &s.prepared.variant;
-    if let Some(why) = h.unsupported(v, &case.view, cfg) {
-        report.skipped.push(format!("{} {tag}: {why}", v.name));
+    let cases: Vec<&Case> = cases
+        .iter()
+        .filter(|c| match h.unsupported(v, &c.view, cfg) {
+            Some(why) => {
+                report
+                    .skipped
+                    .push(format!("{} {tag} [{}]: {why}", v.name, c.name));
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let Some(&shown) = cases.first() else {
         return Ok(());
-    }
+    };
     let (mut failed, mut first) = (0, String::new());
     if v.may_fault() {
-        (failed, first) = in_child(v, case, cfg, o)?;
+        (failed, first) = in_child(v, shown, cfg, o)?;
     }
     for k in 0..if v.may_fault() { 0 } else { o.runs } {
-        let mut res = fresh(results);
-        let pair: Vec<&Ready> = baseline.iter().copied().chain(std::iter::once(s)).collect();
-        validate_case(
-            h,
-            &pair,
-            &mut res,
-            case,
-            cfg.dtype,
-            case_seed(o.seed ^ 0x05EE_D0F5_7E55, k),
-        )?;
-        let r = &res[s.index];
-        if r.status != Status::Passed {
-            failed += 1;
-            if first.is_empty() {
-                first = format!("run {k}: {}", r.detail.clone().unwrap_or_default());
+        let mut failed_here = false;
+        for (ci, case) in cases.iter().enumerate() {
+            let mut res = fresh(results);
+            let pair: Vec<&Ready> = baseline.iter().copied().chain(std::iter::once(s)).collect();
+            validate_case(
+                h,
+                &pair,
+                &mut res,
+                case,
+                cfg.dtype,
+                case_seed(o.seed ^ 0x05EE_D0F5_7E55 ^ ci as u64, k),
+            )?;
+            let r = &res[s.index];
+            if r.status != Status::Passed {
+                failed_here = true;
+                if first.is_empty() {
+                    first = format!("run {k}: {}", r.detail.clone().unwrap_or_default());
+                }
             }
         }
+        failed += failed_here as usize;
     }
     let first = truncate(&first, 240);
+    let shapes = if v.may_fault() {
+        shown.name.clone()
+    } else {
+        let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+        names.join(" + ")
+    };
     match v.control {
         Some(c) => report.record(
-            format!("control {tag} {} [{}]", v.name, case.name),
+            format!("control {tag} {} [{shapes}]", v.name),
             failed == o.runs,
             format!(
                 "caught {failed}/{}; {}; first: {first}",
@@ -281,7 +303,7 @@ fn repeated(
             ),
         ),
         None => report.record(
-            format!("stress {tag} {} [{}]", v.name, case.name),
+            format!("stress {tag} {} [{shapes}]", v.name),
             failed == 0,
             if failed == 0 {
                 format!("0/{} runs failed with random sleeps", o.runs)
