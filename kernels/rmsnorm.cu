@@ -486,12 +486,14 @@ __device__ __forceinline__ void mca_copy_tile(const Params& p, int t, int s, Syn
 
 #if MECH == MECH_MCA_PIPELINE
 // cuda::pipeline (block scope): producer_acquire / producer_commit, consumer_wait / consumer_release.
+// Stages are acquired only for tiles that exist: a stage committed and never waited on leaves an
+// mbarrier phase arrived on but not awaited at exit (compute-sanitizer synccheck: "missing wait").
 __device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
     __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, STAGES> state;
     auto pipe = cuda::make_pipeline(cooperative_groups::this_thread_block(), &state);
     const int tid = threadIdx.x;
     const bool rec = tid == 0;
-    for (int s = 0; s < STAGES - 1; ++s) {
+    for (int s = 0; s < STAGES - 1 && s < n; ++s) {
         trace(p, s, EV_ISSUE, rec);
         pipe.producer_acquire();
         mca_copy_tile(p, first + s * G, s, pipe);
@@ -499,11 +501,13 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
     }
     for (int k = 0; k < n; ++k) {
         const int t = first + k * G;
-        perturb(p, k + STAGES - 1, ROLE_PRODUCER);
-        trace(p, k + STAGES - 1, EV_ISSUE, rec);
-        pipe.producer_acquire();
-        mca_copy_tile(p, t + (STAGES - 1) * G, (k + STAGES - 1) % STAGES, pipe);
-        pipe.producer_commit();
+        if (k + STAGES - 1 < n) {
+            perturb(p, k + STAGES - 1, ROLE_PRODUCER);
+            trace(p, k + STAGES - 1, EV_ISSUE, rec);
+            pipe.producer_acquire();
+            mca_copy_tile(p, t + (STAGES - 1) * G, (k + STAGES - 1) % STAGES, pipe);
+            pipe.producer_commit();
+        }
         pipe.consumer_wait();
         trace(p, k, EV_READY, rec);
         trace(p, k, EV_COMPUTE_BEGIN, rec);

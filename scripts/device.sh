@@ -22,7 +22,7 @@ for s in "$@"; do
       done
       cuobjdump --version | tail -1 > "$d/TOOLS"; nvdisasm --version | tail -1 >> "$d/TOOLS" ;;
     run)
-      timeout 110 $bin run --timeline --explain-timing --out "$d" > "$d/run.log" 2>&1
+      timeout 200 $bin run --timeline --explain-timing --out "$d" > "$d/run.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | cut -c1-220 | tail -50
       timeout 60 $bin run --variants sync,cpasync-cg16-s2 --tokens 65536 > "$d/run2.log" 2>&1
       echo "second run exit $?"; grep -E "cubin cache" "$d/run2.log" ;;

@@ -42,7 +42,7 @@ impl VariantResult {
             name: v.name.clone(),
             mechanism: v.mechanism,
             stages: v.stages,
-            bytes_per_copy: v.bytes_per_copy(cfg),
+            bytes_per_copy: v.bytes_per_copy(&v.config(cfg)),
             control: v.control,
             warp_specialized: v.warp_specialized,
             status: Status::Passed,
@@ -50,7 +50,7 @@ impl VariantResult {
             build: None,
             resources: None,
             sass: None,
-            completion: v.completion(cfg),
+            completion: v.completion(&v.config(cfg)),
             validation: Vec::new(),
             timing: None,
             perf: None,
@@ -81,33 +81,34 @@ pub fn prepare_all(
 ) -> Vec<Ready> {
     let mut jobs = Vec::new();
     for (i, v) in variants.iter().enumerate() {
+        let cfg = v.config(cfg);
         match h
-            .unsupported_here(v, cfg)
-            .or_else(|| views.iter().find_map(|view| v.unsupported_view(view, cfg)))
+            .unsupported_here(v, &cfg)
+            .or_else(|| views.iter().find_map(|view| v.unsupported_view(view, &cfg)))
         {
             Some(why) => results[i].fail(Status::Skipped, why),
-            None => jobs.push((i, v.clone())),
+            None => jobs.push((i, v.clone(), cfg)),
         }
     }
     let builds = h.build_all(
         &jobs
             .iter()
-            .map(|(_, v)| (v.clone(), *cfg))
+            .map(|(_, v, cfg)| (v.clone(), *cfg))
             .collect::<Vec<_>>(),
     );
     // disassembly runs a tool per build: in parallel
     let evidence: Vec<Option<Result<crate::sass::SassEvidence>>> = jobs
         .par_iter()
         .zip(&builds)
-        .map(|((_, v), b)| b.as_ref().ok().map(|b| h.evidence(v, cfg, b)))
+        .map(|((_, v, cfg), b)| b.as_ref().ok().map(|b| h.evidence(v, cfg, b)))
         .collect();
     let mut ready = Vec::new();
     h.progress.stage("load", jobs.len() as u64);
-    for (((i, v), built), ev) in jobs.into_iter().zip(builds).zip(evidence) {
+    for (((i, v, cfg), built), ev) in jobs.into_iter().zip(builds).zip(evidence) {
         h.progress.step(&v.name);
         let prepared = built.and_then(|b| {
             results[i].build = Some(b.clone());
-            h.prepare(&v, cfg, b, ev.expect("evidence exists for every build")?)
+            h.prepare(&v, &cfg, b, ev.expect("evidence exists for every build")?)
         });
         match prepared {
             Ok(p) => {
@@ -408,10 +409,10 @@ pub fn probe(
         .ok_or_else(|| {
             Error::InvalidArgument(format!("probe takes one exact variant name, got '{name}'"))
         })?;
-    let cfg = BuildConfig {
+    let cfg = v.config(&BuildConfig {
         stress,
         ..BuildConfig::new(dtype, view.hidden, tile_rows)
-    };
+    });
     if let Some(why) = h.unsupported(&v, &view, &cfg) {
         return Err(Error::Unsupported {
             variant: v.name,

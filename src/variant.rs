@@ -167,7 +167,12 @@ impl BuildConfig {
     /// Tiles of about 16 KB: big enough to keep bytes in flight, small enough for 4 stages and
     /// several blocks per SM.
     pub fn default_tile_rows(hidden: usize, dtype: DType) -> usize {
-        (16384 / (hidden * dtype.size())).clamp(1, 8)
+        Self::rows_for(hidden, dtype, 16)
+    }
+
+    /// Whole rows in about `kib` KiB, 1 to 8 (the box and the unrolled compute body take 8 at most).
+    pub fn rows_for(hidden: usize, dtype: DType, kib: u32) -> usize {
+        (kib as usize * 1024 / (hidden * dtype.size())).clamp(1, 8)
     }
 
     pub fn new(dtype: DType, hidden: usize, tile_rows: Option<usize>) -> Self {
@@ -206,6 +211,11 @@ pub struct Variant {
     /// A dedicated producer warp (mbarrier ring only).
     pub warp_specialized: bool,
     pub control: Option<Control>,
+    /// The tile size (KiB) this variant is built for, in place of the run's: TMA moves a whole
+    /// tile per instruction and runs best with one block per SM and large boxes, while the
+    /// per-thread copies want small tiles and several blocks per SM.
+    #[serde(default)]
+    pub tile_kib: Option<u32>,
 }
 
 impl Variant {
@@ -219,6 +229,27 @@ impl Variant {
             mca_form: None,
             warp_specialized: false,
             control: None,
+            tile_kib: None,
+        }
+    }
+
+    /// The same variant built for tiles of about `kib` KiB, named for it.
+    fn with_tile(self, kib: u32) -> Variant {
+        Variant {
+            name: format!("{}-{kib}k", self.name),
+            tile_kib: Some(kib),
+            ..self
+        }
+    }
+
+    /// The build configuration of this variant within a run configured as `cfg`.
+    pub fn config(&self, cfg: &BuildConfig) -> BuildConfig {
+        match self.tile_kib {
+            Some(kib) => BuildConfig {
+                tile_rows: BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
+                ..*cfg
+            },
+            None => *cfg,
         }
     }
 
@@ -306,6 +337,8 @@ impl Variant {
             Variant::ring(Tma, 4, false),
             Variant::ring(Tma, 3, true),
             Variant::ring(Tma, 4, true),
+            Variant::ring(Tma, 2, true).with_tile(64),
+            Variant::ring(Tma, 3, true).with_tile(64),
         ]
     }
 
@@ -541,6 +574,20 @@ mod tests {
 
     fn cfg() -> BuildConfig {
         BuildConfig::new(DType::Bf16, 4096, None)
+    }
+
+    #[test]
+    fn a_variant_with_its_own_tile_size_overrides_the_runs() {
+        let big = Variant::catalogue()
+            .into_iter()
+            .find(|v| v.name == "tma-ws-s3-64k")
+            .expect("the 64 KiB TMA variant is catalogued");
+        assert_eq!(big.config(&cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
+        assert_eq!(big.dynamic_smem(&big.config(&cfg())), 3 * 65536);
+        let f32_wide = BuildConfig::new(DType::F32, 16384, None);
+        assert_eq!(big.config(&f32_wide).tile_rows, 1, "a row above 64 KiB: one row");
+        let plain = Variant::with_stages(Mechanism::Tma, 3, true);
+        assert_eq!(plain.config(&cfg()), cfg());
     }
 
     #[test]

@@ -158,7 +158,7 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                 let runnable: Vec<&Ready> = clean
                     .iter()
                     .filter(|r| {
-                        h.unsupported(&r.prepared.variant, &case.view, &cfg)
+                        h.unsupported(&r.prepared.variant, &case.view, &r.prepared.cfg)
                             .is_none()
                     })
                     .collect();
@@ -183,7 +183,6 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                     s,
                     &stress_cases,
                     &results,
-                    &stressed,
                     o,
                     &tag,
                 )?;
@@ -238,11 +237,11 @@ fn repeated(
     s: &Ready,
     cases: &[Case],
     results: &[VariantResult],
-    cfg: &BuildConfig,
     o: &SuiteOptions,
     tag: &str,
 ) -> Result<()> {
     let v = &s.prepared.variant;
+    let cfg = &s.prepared.cfg;
     let cases: Vec<&Case> = cases
         .iter()
         .filter(|c| match h.unsupported(v, &c.view, cfg) {

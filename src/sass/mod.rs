@@ -198,7 +198,7 @@ pub fn inspect(
         None => crate::gpu::Gpu::open(device)?.info.arch,
     };
     let tc = Toolchain::discover();
-    let cfg = BuildConfig::new(dtype, hidden, tile_rows);
+    let cfg = variant.config(&BuildConfig::new(dtype, hidden, tile_rows));
     let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
     let built = crate::kernels::build(&variant, &cfg, arch, &tc, &nvrtc, &cache)?;
     let evidence = examine(
