@@ -486,8 +486,7 @@ __device__ __forceinline__ void mca_copy_tile(const Params& p, int t, int s, Syn
 
 #if MECH == MECH_MCA_PIPELINE
 // cuda::pipeline (block scope): producer_acquire / producer_commit, consumer_wait / consumer_release.
-// Stages are acquired only for tiles that exist: a stage committed and never waited on leaves an
-// mbarrier phase arrived on but not awaited at exit (compute-sanitizer synccheck: "missing wait").
+// Stages are acquired only for tiles that exist, so no empty stage is committed while draining.
 __device__ __forceinline__ void run(const Params& p, int first, int G, int n, const Gamma& g) {
     __shared__ cuda::pipeline_shared_state<cuda::thread_scope_block, STAGES> state;
     auto pipe = cuda::make_pipeline(cooperative_groups::this_thread_block(), &state);

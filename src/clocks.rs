@@ -34,6 +34,13 @@ impl ClockTrace {
         let warning = assess(&samples);
         ClockTrace { samples, warning }
     }
+
+    /// Lowest and highest SM clock read (MHz).
+    pub fn sm_range(&self) -> Option<(u32, u32)> {
+        let lo = self.samples.iter().map(|s| s.sm_mhz).min()?;
+        let hi = self.samples.iter().map(|s| s.sm_mhz).max()?;
+        Some((lo, hi))
+    }
 }
 
 /// Why a series of readings cannot be trusted to describe one clock, if it cannot.
@@ -224,6 +231,8 @@ mod tests {
         assert!(s.contains("SM 1965..1980 MHz"), "{s}");
         assert!(s.contains("memory 3201 MHz"), "{s}");
         assert!(s.ends_with("throttle reasons seen: sw_power_cap"), "{s}");
+        assert_eq!(a.sm_range(), Some((1965, 1980)));
+        assert_eq!(ClockTrace::default().sm_range(), None);
         assert_eq!(summary([&ClockTrace::default()]), None);
     }
 

@@ -676,6 +676,13 @@ fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         }
     }
     print_model(&records);
+    for r in records.iter().filter(|r| r.clock_warning.is_some()) {
+        println!(
+            "CLOCKS {}: {}",
+            r.key,
+            r.clock_warning.as_deref().unwrap_or_default()
+        );
+    }
     println!("{} points in {}", records.len(), jsonl.display());
     result?;
     Ok(ExitCode::SUCCESS)

@@ -585,7 +585,11 @@ mod tests {
         assert_eq!(big.config(&cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
         assert_eq!(big.dynamic_smem(&big.config(&cfg())), 3 * 65536);
         let f32_wide = BuildConfig::new(DType::F32, 16384, None);
-        assert_eq!(big.config(&f32_wide).tile_rows, 1, "a row above 64 KiB: one row");
+        assert_eq!(
+            big.config(&f32_wide).tile_rows,
+            1,
+            "a row above 64 KiB: one row"
+        );
         let plain = Variant::with_stages(Mechanism::Tma, 3, true);
         assert_eq!(plain.config(&cfg()), cfg());
     }

@@ -1,6 +1,7 @@
 //! results.json written by the H200 run reads back, writes, and reads again unchanged.
 
-use tilepipe::report::{RunResults, SCHEMA_VERSION, Status};
+use tilepipe::clocks::assess;
+use tilepipe::report::{RunResults, SCHEMA_VERSION, Status, table};
 
 #[test]
 fn results_json_round_trips() {
@@ -18,6 +19,31 @@ fn results_json_round_trips() {
             !v.validation.is_empty() && v.validation.iter().all(|c| c.verdict.passed),
             "{}",
             v.name
+        );
+    }
+    // NVML readings travel with every timing; the recorded run was power-capped, and each
+    // measurement whose SM clock moved is named among the problems with its range
+    let flagged: Vec<&str> = r
+        .variants
+        .iter()
+        .filter(|v| v.timing.is_some())
+        .filter(|v| {
+            let c = v.timing.as_ref().and_then(|t| t.clocks.as_ref());
+            let c = c.expect("clocks recorded with every timing");
+            assert!(!c.samples.is_empty());
+            assert_eq!(c.warning, assess(&c.samples), "{}", v.name);
+            c.warning.is_some()
+        })
+        .map(|v| v.name.as_str())
+        .collect();
+    assert!(!flagged.is_empty());
+    let problems = table::problems(&r);
+    for name in &flagged {
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with(&format!("CLOCKS {name}:"))),
+            "{name}"
         );
     }
     let dir = tempfile::tempdir().unwrap();

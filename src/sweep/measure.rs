@@ -151,7 +151,8 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         host_submit_us: t.host_submit.median,
                         gbps: bench::gbps(bytes, t.device.median),
                         ceiling_gbps: ceiling,
-                        sm_clock_mhz: None,
+                        sm_clock_mhz: t.clocks.as_ref().and_then(|c| c.sm_range()),
+                        clock_warning: t.clocks.as_ref().and_then(|c| c.warning.clone()),
                         validated: if p.cfg.only == 0 {
                             VALIDATED.into()
                         } else {

@@ -169,7 +169,11 @@ pub struct Record {
     pub host_submit_us: f64,
     pub gbps: f64,
     pub ceiling_gbps: f64,
+    /// Lowest and highest SM clock NVML read during the point's measurement (None without NVML).
     pub sm_clock_mhz: Option<(u32, u32)>,
+    /// Set when the clocks moved during the point's measurement.
+    #[serde(default)]
+    pub clock_warning: Option<String>,
     pub validated: String,
 }
 
@@ -249,6 +253,7 @@ pub(crate) mod tests {
             gbps: tiles as f64 * 32768.0 / (ms * 1e-3) / 1e9,
             ceiling_gbps: 4200.0,
             sm_clock_mhz: Some((1980, 1980)),
+            clock_warning: None,
             validated: "test".into(),
         }
     }
