@@ -94,12 +94,23 @@ pub fn explain(c: &Comparison, t: StageTimes) -> String {
         return "few tiles per block: launch latency and the first copy's full latency dominate, which per-tile stage times do not carry".into();
     }
     if c.departure > 0.0 {
+        let serial = sequential(t, c.tiles_per_block);
+        let near_serial = (c.measured / serial - 1.0).abs() <= THRESHOLD;
         format!(
-            "slower than max(t_copy, t_compute) = {:.3} per tile: copy and compute contend (DRAM bandwidth shared by reads and the output writes, issue slots, shared-memory ports), so the stages are not independent here",
-            t.copy.max(t.compute)
+            "slower than max(t_copy, t_compute) = {:.3} per tile{}: copy and compute contend (device-memory bandwidth shared by the copy's reads and the compute stage's output writes, issue slots, shared-memory ports), so the stages are not independent here",
+            t.copy.max(t.compute),
+            if near_serial {
+                format!(
+                    " and within 15% of the sequential sum {:.3} (measured/sum {:+.1}%)",
+                    serial,
+                    (c.measured / serial - 1.0) * 100.0
+                )
+            } else {
+                String::new()
+            }
         )
     } else {
-        "faster than the model: other resident blocks on the SM overlap this block's stages (the model has one block), so per-block stage times overstate the cost".into()
+        "faster than the model: per-block stage times measured with a different residency overstate the cost here, or other resident blocks on the SM overlap this block's stages".into()
     }
 }
 
@@ -152,7 +163,16 @@ mod tests {
         let slow = compare("x", 2, T, 4, 17.0);
         assert!(slow.flagged && explain(&slow, T).contains("launch latency"));
         let slow_many = compare("x", 2, T, 40, 1.2 * pipelined(T, 40));
-        assert!(slow_many.flagged && explain(&slow_many, T).contains("contend"));
+        let why = explain(&slow_many, T);
+        assert!(slow_many.flagged && why.contains("contend"));
+        assert!(!why.contains("sequential sum"), "{why}");
+        // measured at the sequential sum (200 for 40 tiles): named as such
+        let serial = compare("x", 2, T, 40, 195.0);
+        let why = explain(&serial, T);
+        assert!(
+            why.contains("within 15% of the sequential sum 200.000 (measured/sum -2.5%)"),
+            "{why}"
+        );
         let fast = compare("sync", 1, T, 4, 12.0);
         assert_eq!(fast.predicted, 20.0);
         assert!(fast.flagged && explain(&fast, T).contains("resident blocks"));

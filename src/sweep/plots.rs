@@ -220,13 +220,25 @@ pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> 
     for r in records.iter().filter(|r| r.only == 0) {
         let same =
             |o: &&Record| o.dtype == r.dtype && o.hidden == r.hidden && o.tile_rows == r.tile_rows;
-        let per_tile = |only: u32, variant: Option<&str>| {
+        // The largest grid a build ran with: its resident blocks (persistent grid).
+        let resident = |only: u32, variant: Option<&str>| {
             records
                 .iter()
                 .filter(same)
                 .filter(|o| o.only == only && variant.is_none_or(|v| o.variant == v))
                 .max_by_key(|o| o.tiles)
-                .map(|o| o.median_ms / o.tiles_per_block as f64)
+        };
+        let Some(full) = resident(0, Some(&r.variant)) else {
+            continue;
+        };
+        // Per tile and block, rescaled to this variant's residency: a probe that ran with more
+        // co-resident blocks per SM shared each SM among more blocks, so each of its blocks took
+        // longer per stage than one of this variant's blocks does (and the other way round).
+        let per_tile = |only: u32, variant: Option<&str>| {
+            resident(only, variant).map(|o| {
+                o.median_ms / o.tiles_per_block as f64 * f64::from(full.blocks)
+                    / f64::from(o.blocks)
+            })
         };
         let (Some(copy), Some(compute)) = (per_tile(1, Some(&r.variant)), per_tile(2, None)) else {
             continue;
@@ -306,5 +318,26 @@ mod tests {
         assert!((t.compute - 0.0009 * 1024.0 / 125.0).abs() < 1e-12);
         assert_eq!(c.stages, 1);
         assert!((c.predicted - 125.0 * (t.copy + t.compute)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn stage_times_scale_with_the_blocks_sharing_each_sm() {
+        let mut r = sample();
+        // the same pipeline on a grid of 792 blocks (6 per SM instead of 4)
+        let mut wide = record("cpasync-cg16-s2", 0, 2, 65536, 0.5);
+        wide.variant = "wide".into();
+        wide.blocks = 792;
+        wide.tiles_per_block = 65536usize.div_ceil(792);
+        let mut probe = record("cpasync-cg16-s2", 1, 2, 65536, 0.0015 * 1024.0);
+        probe.variant = "wide".into();
+        probe.blocks = 792;
+        probe.tiles_per_block = 65536usize.div_ceil(792);
+        r.extend([wide, probe]);
+        let rows = model_table(&r);
+        let (_, t, _) = rows.iter().find(|(c, _, _)| c.variant == "wide").unwrap();
+        // the compute probe ran on 528 blocks: each of 792 resident blocks computes 1.5x slower
+        assert!((t.compute - 0.0009 * 1024.0 / 125.0 * 1.5).abs() < 1e-12);
+        // its own copy probe ran on the same grid: unscaled
+        assert!((t.copy - 0.0015 * 1024.0 / 83.0).abs() < 1e-12);
     }
 }
