@@ -58,12 +58,7 @@ pub fn assess(samples: &[ClockSample]) -> Option<String> {
     if why.is_empty() {
         return None;
     }
-    let mut reasons: Vec<&str> = samples
-        .iter()
-        .flat_map(|s| s.throttle.iter().map(String::as_str))
-        .collect();
-    reasons.sort_unstable();
-    reasons.dedup();
+    let reasons = reasons_seen(samples.iter());
     if !reasons.is_empty() {
         why.push(format!("throttle reasons seen: {}", reasons.join(", ")));
     }
@@ -86,12 +81,7 @@ pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<S
             format!("{lo:.0}..{hi:.0}")
         }
     };
-    let mut reasons: Vec<&str> = all
-        .iter()
-        .flat_map(|s| s.throttle.iter().map(String::as_str))
-        .collect();
-    reasons.sort_unstable();
-    reasons.dedup();
+    let reasons = reasons_seen(all.iter().copied());
     (!all.is_empty()).then(|| {
         format!(
             "clocks (NVML, {} readings between timed batches): SM {} MHz, memory {} MHz, {} C, {} W; throttle reasons seen: {}",
@@ -103,6 +93,16 @@ pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<S
             if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }
         )
     })
+}
+
+/// Every throttle reason named in the readings, once each, sorted.
+fn reasons_seen<'a>(samples: impl Iterator<Item = &'a ClockSample>) -> Vec<&'a str> {
+    let mut reasons: Vec<&str> = samples
+        .flat_map(|s| s.throttle.iter().map(String::as_str))
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    reasons
 }
 
 /// Names of the active throttle reasons that limit clocks (idle is not a limit).
