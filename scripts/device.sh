@@ -27,7 +27,7 @@ for s in "$@"; do
       timeout 60 $bin run --variants sync,cpasync-cg16-s2 --tokens 65536 > "$d/run2.log" 2>&1
       echo "second run exit $?"; grep -E "cubin cache" "$d/run2.log" ;;
     check)
-      timeout 420 $bin check --out "$d" > "$d/check.log" 2>&1
+      timeout 470 $bin check --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-300 | tail -25 ;;
     sweep)
       timeout 100 $bin sweep --axis stages=2,3 --out "$d" > "$d/sweep.log" 2>&1
@@ -54,6 +54,9 @@ for s in "$@"; do
         timeout 100 $bin run --tile-rows $tr --tokens 131072 --variants sync,cpasync-cg16-s2,cpasync-ca8-s2,mca-barrier-a16-s2,bulk-s2,tma-s4,tma-ws-s3,tma-ws-s4 --out "$d/tr$tr" > "$d/tr$tr.log" 2>&1
         echo "tile rows $tr exit $?"; grep -E "^│ [a-z]" "$d/tr$tr.log" | head -9 | cut -c1-200; grep -E "^CLOCKS|^clocks" "$d/tr$tr.log" | cut -c1-200
       done ;;
+    tma)
+      timeout 100 $bin run --variants sync,cpasync-cg16-s2,tma-ws-s3,tma-ws-s3-64k --repeats 40 --out "$d" > "$d/run.log" 2>&1
+      echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|clocks|repeatab" | cut -c1-200 ;;
     *) echo "unknown step $s" ;;
   esac
   tar -C "$out" -czf "$out/$s.tgz" "$s" && rm -rf "$d"

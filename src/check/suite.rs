@@ -132,7 +132,7 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                 stress: STRESS_BOTH,
                 ..cfg
             };
-            let cases = cases::suite_cases(hidden, dtype, cfg.tile_rows)?;
+            let cases = cases::suite_cases(hidden, dtype, cfg.tile_rows, o.seed)?;
             let tag = format!("{dtype} h{hidden}");
             let mut results = Vec::new();
             let clean = prepare_into(h, &correct, &cfg, &mut results, &mut report, &tag);
