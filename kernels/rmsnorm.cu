@@ -74,6 +74,7 @@ typedef __nv_bfloat16 elem_t;
 static_assert(HIDDEN % VEC == 0, "a row must be a whole number of 16-byte vectors");
 static_assert(CONSUMERS % 32 == 0, "consumers come in whole warps");
 static_assert(ROW_BYTES % COPY_BYTES == 0, "a row must be a whole number of copies");
+static_assert(SLOT_BYTES % 128 == 0, "every slot starts 128-byte aligned (TMA boxes need it)");
 
 // Kernel parameters, passed by value as a __grid_constant__ so the tensor map lives in param space.
 // The host mirrors this layout (gpu::launch::KernelParams); both sides assert its size.

@@ -1,4 +1,5 @@
-//! Every variant, control, stress, timeline and stage-probe build compiles for sm_80 and sm_90.
+//! Every variant, control, stress, timeline and stage-probe build, and the shared-memory poison
+//! kernel, compiles for sm_80 and sm_90.
 //! Needs NVRTC (a CUDA toolkit, CUDA_HOME for headers), so it is ignored by default:
 //! `cargo test --test kernels_compile -- --ignored`.
 
@@ -22,6 +23,8 @@ fn every_build_compiles_and_attests() {
         .collect();
     for arch in ["sm_90", "sm_80"] {
         let arch: Arch = arch.parse().unwrap();
+        let poison = kernels::build_poison(arch, &tc, &nvrtc, &Cache::disabled()).unwrap();
+        assert!(!poison.cubin.is_empty());
         for dt in DType::ALL {
             for hidden in [4096, 1544] {
                 let base = BuildConfig::new(dt, hidden, None);
@@ -39,14 +42,15 @@ fn every_build_compiles_and_attests() {
                     ]);
                 }
                 for cfg in cfgs {
-                    for v in all
+                    for (v, cfg) in all
                         .iter()
-                        .filter(|v| v.unsupported_on(arch.sm(), 232448, &cfg).is_none())
+                        .map(|v| (v, v.config(&cfg)))
+                        .filter(|(v, cfg)| v.unsupported_on(arch.sm(), 232448, cfg).is_none())
                     {
                         let built = kernels::build(v, &cfg, arch, &tc, &nvrtc, &Cache::disabled())
                             .unwrap_or_else(|e| panic!("{} {dt} {hidden} {cfg:?}: {e}", v.name));
                         assert!(!built.cubin.is_empty());
-                        if cfg == base
+                        if cfg == v.config(&base)
                             && tc.nvdisasm.is_some()
                             && v.claim() != tilepipe::variant::Claim::AnyAsync
                         {
