@@ -49,6 +49,7 @@
 #define CTL_COMMIT_AFTER_WAIT 4  // cp.async: the wait runs before the group it should cover is committed
 #define CTL_WRONG_PARITY 5       // mbarrier: consumer waits on the other phase parity
 #define CTL_NO_EXPECT_TX 6       // mbarrier: producer arrives without announcing the transaction bytes
+#define CTL_DRAIN_NO_COMMIT 7    // cp.async: no empty group past the last tile, so draining waits cover too few
 
 #if DTYPE == 0
 typedef float elem_t;
@@ -389,6 +390,15 @@ __device__ __forceinline__ void cpasync_issue(const Params& p, int t, int s, int
     }
 }
 
+// Commits the group of tile index t. Past the last tile the group is empty and still committed, so
+// that wait_group keeps counting one group per tile while the pipeline drains.
+__device__ __forceinline__ void commit_tile(const Params& p, int t) {
+#if CONTROL == CTL_DRAIN_NO_COMMIT
+    if (t >= p.ntiles) return;
+#endif
+    cp_async_commit();
+}
+
 // Protocol per tile k: wait_group(STAGES-2) + bar.sync publishes tile k and proves every thread is
 // done with tile k-1; only then is tile k+STAGES-1 issued into k-1's slot.
 #if CONTROL == CTL_OVERFILL || CONTROL == CTL_EARLY_RELEASE
@@ -405,7 +415,7 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
         trace(p, s, EV_ISSUE, rec);
         cpasync_issue(p, first + s * G, s % STAGES, tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
-        cp_async_commit();
+        commit_tile(p, first + s * G);
 #endif
     }
     for (int k = 0; k < n; ++k) {
@@ -431,7 +441,7 @@ __device__ __forceinline__ void run(const Params& p, int first, int G, int n, co
         trace(p, k + LEAD, EV_ISSUE, rec);
         cpasync_issue(p, t + LEAD * G, (k + LEAD) % STAGES, tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
-        cp_async_commit();
+        commit_tile(p, t + LEAD * G);
 #endif
         trace(p, k, EV_COMPUTE_BEGIN, rec);
         compute_tile(p, slot_ptr(k % STAGES), t, k, g, tid);

@@ -54,6 +54,9 @@ for s in "$@"; do
         timeout 100 $bin run --tile-rows $tr --tokens 131072 --variants sync,cpasync-cg16-s2,cpasync-ca8-s2,mca-barrier-a16-s2,bulk-s2,tma-s4,tma-ws-s3,tma-ws-s4 --out "$d/tr$tr" > "$d/tr$tr.log" 2>&1
         echo "tile rows $tr exit $?"; grep -E "^│ [a-z]" "$d/tr$tr.log" | head -9 | cut -c1-200; grep -E "^CLOCKS|^clocks" "$d/tr$tr.log" | cut -c1-200
       done ;;
+    drain)
+      timeout 200 $bin check --variants sync,ctl-cpasync-s3-drain-no-commit --out "$d" > "$d/check.log" 2>&1
+      echo "exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-260 ;;
     tma)
       timeout 100 $bin run --variants sync,cpasync-cg16-s2,tma-ws-s3,tma-ws-s3-64k --repeats 40 --out "$d" > "$d/run.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|clocks|repeatab" | cut -c1-200 ;;

@@ -94,6 +94,9 @@ pub enum Control {
     NoExpectTx,
     /// Host side: the tensor map's row stride is 16 bytes short of the view's.
     WrongStride,
+    /// cp.async: no empty group is committed past the last tile, so while the pipeline drains
+    /// wait_group<S-2> lets the last tiles through unwaited.
+    DrainNoCommit,
 }
 
 impl Control {
@@ -107,6 +110,7 @@ impl Control {
             Control::WrongParity => 5,
             Control::NoExpectTx => 6,
             Control::WrongStride => 0,
+            Control::DrainNoCommit => 7,
         }
     }
 
@@ -125,6 +129,9 @@ impl Control {
                 "producer arrives without expect_tx (phase completes before the bytes land)"
             }
             Control::WrongStride => "tensor map row stride 16 bytes short of the view's",
+            Control::DrainNoCommit => {
+                "no empty cp.async group past the last tile (the draining wait covers too few)"
+            }
         }
     }
 }
@@ -353,6 +360,11 @@ impl Variant {
             Variant::control(cp.clone(), EarlyRelease, "ctl-cpasync-early-release"),
             Variant::control(cp.clone(), Overfill, "ctl-cpasync-overfill"),
             Variant::control(cp, CommitAfterWait, "ctl-cpasync-commit-after-wait"),
+            Variant::control(
+                Variant::cpasync(3, 16),
+                DrainNoCommit,
+                "ctl-cpasync-s3-drain-no-commit",
+            ),
             Variant::control(tma.clone(), SkipWait, "ctl-tma-skip-wait"),
             Variant::control(tma_ws, EarlyRelease, "ctl-tma-ws-early-release"),
             Variant::control(tma.clone(), WrongParity, "ctl-tma-wrong-parity"),
