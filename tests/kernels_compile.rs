@@ -50,18 +50,25 @@ fn every_build_compiles_and_attests() {
                         let built = kernels::build(v, &cfg, arch, &tc, &nvrtc, &Cache::disabled())
                             .unwrap_or_else(|e| panic!("{} {dt} {hidden} {cfg:?}: {e}", v.name));
                         assert!(!built.cubin.is_empty());
-                        if cfg == v.config(&base)
-                            && tc.nvdisasm.is_some()
-                            && v.claim() != tilepipe::variant::Claim::AnyAsync
-                        {
+                        if cfg == v.config(&base) && tc.nvdisasm.is_some() {
                             let ev =
                                 sass::examine(&built.cubin, &tc, kernels::KERNEL_NAME, v.claim())
                                     .unwrap();
                             assert!(
-                                ev.attestation.is_attested(),
+                                v.claim() == tilepipe::variant::Claim::AnyAsync
+                                    || ev.attestation.is_attested(),
                                 "{} {dt} {arch}: {}",
                                 v.name,
                                 ev.attestation.label()
+                            );
+                            let published = sass::parse::parse(&ev.listing)
+                                .iter()
+                                .find(|f| f.name == kernels::KERNEL_NAME)
+                                .and_then(sass::protocol::init_published);
+                            assert!(
+                                published.is_none_or(|p| p.is_ok()),
+                                "{} {dt} {arch}: mbarrier init not published",
+                                v.name
                             );
                         }
                     }

@@ -1,6 +1,7 @@
 //! The SASS parser, census and attestation on listings recorded on the H200 (nvdisasm of CUDA 13.0
 //! on NVRTC 13.0 cubins, tests/fixtures/sass/TOOLS), including claims that must not attest.
 
+use tilepipe::sass::protocol::init_published;
 use tilepipe::sass::{Attestation, Census, attest, examine_listing, excerpt, parse};
 use tilepipe::variant::Claim;
 
@@ -153,4 +154,48 @@ fn missing_kernel_is_unverified_and_excerpt_marks_movement() {
             .any(|l| l.starts_with(">>") && l.contains("LDGSTS.E.BYPASS.128"))
     );
     assert!(x.contains("..."));
+}
+
+fn kernel(listing: &str) -> parse::Function {
+    parse::parse(listing)
+        .into_iter()
+        .find(|f| f.name == "tilepipe_rmsnorm")
+        .expect("the kernel is in the listing")
+}
+
+#[test]
+fn mbarrier_init_is_published_before_any_wait() {
+    for name in [
+        "tma-s3",
+        "bulk-s2",
+        "mca-barrier-a16-s2",
+        "mca-pipeline-elem-s2",
+    ] {
+        let v = init_published(&kernel(&listing(name))).expect("these kernels init mbarriers");
+        assert!(v.is_ok(), "{name}: {v:?}");
+    }
+    // kernels without mbarriers have nothing to publish
+    assert_eq!(init_published(&kernel(&listing("cpasync-cg16-s2"))), None);
+    assert_eq!(init_published(&kernel(&listing("sync"))), None);
+}
+
+#[test]
+fn a_missing_barrier_after_mbarrier_init_is_reported() {
+    // the recorded TMA kernel with its block barrier taken out
+    let without: String = listing("tma-s3")
+        .lines()
+        .filter(|l| !l.contains("BAR.SYNC.DEFER_BLOCKING 0x0 ;"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let e = init_published(&kernel(&without)).unwrap().unwrap_err();
+    assert!(
+        e.contains("no block barrier between the last mbarrier init at 0x04c0"),
+        "{e}"
+    );
+    // a named barrier over the consumers alone does not publish to the whole block
+    let named = listing("tma-s3").replace(
+        "BAR.SYNC.DEFER_BLOCKING 0x0 ;",
+        "BAR.SYNC.DEFER_BLOCKING 0x1, 0x100 ;",
+    );
+    assert!(init_published(&kernel(&named)).unwrap().is_err());
 }

@@ -209,6 +209,20 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
                 res.driver_blocks_per_sm
             ),
         );
+        let kernel = crate::sass::parse::parse(&p.sass.listing)
+            .into_iter()
+            .find(|f| f.name == crate::kernels::KERNEL_NAME);
+        if let Some(verdict) = kernel
+            .as_ref()
+            .and_then(crate::sass::protocol::init_published)
+        {
+            let passed = verdict.is_ok();
+            report.record(
+                format!("mbarrier-init {tag} {}", p.variant.name),
+                passed,
+                verdict.unwrap_or_else(|e| e),
+            );
+        }
         if p.variant.claim() == Claim::AnyAsync {
             continue;
         }

@@ -4,6 +4,7 @@
 pub mod attest;
 pub mod census;
 pub mod parse;
+pub mod protocol;
 
 pub use attest::{Attestation, attest};
 pub use census::Census;
@@ -221,6 +222,16 @@ pub fn inspect(
         evidence.attestation.label(),
         variant.completion(&cfg),
     );
+    if let Some(v) = parse::parse(&evidence.listing)
+        .iter()
+        .find(|f| f.name == crate::kernels::KERNEL_NAME)
+        .and_then(protocol::init_published)
+    {
+        header.push_str(&format!(
+            "protocol: {}\n",
+            v.unwrap_or_else(|e| format!("HAZARD: {e}"))
+        ));
+    }
     if let Some(c) = &evidence.census {
         header.push_str(&format!(
             "disassembler: {}\ncensus: {} instructions; {}\n",
