@@ -1,9 +1,10 @@
 //! tilepipe: builds, validates and measures asynchronous-copy tile pipelines on NVIDIA GPUs.
 //!
-//! The library holds everything; `main.rs` only parses the command line and prints. The `gpu`
-//! module owns all `unsafe` code. Host-only parts (reference math, comparison, SASS parsing,
-//! occupancy arithmetic, statistics, the pipeline model, the queue lab, report rendering) work and
-//! are tested without a GPU.
+//! The library holds everything and never prints: progress and test lines go through
+//! `progress::Progress`; the binary (`main.rs`, `src/cli/`) parses the command line and prints.
+//! The `gpu` module owns all `unsafe` code. Host-only parts (reference math, comparison, SASS
+//! parsing, occupancy arithmetic, statistics, the pipeline model, the queue lab, report rendering)
+//! work and are tested without a GPU.
 
 pub mod arch;
 pub mod bench;

@@ -6,8 +6,10 @@ use crate::bench::{self, TimingOptions};
 use crate::check::cases::{self, Case, Grid};
 use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, Prepared, tiles};
+use crate::kernels::Built;
 use crate::report::{
-    CaseResult, Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload,
+    BuildRecord, CacheRecord, CaseResult, Perf, ResourceRecord, RunResults, SCHEMA_VERSION, Status,
+    VariantResult, Workload,
 };
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::{HostData, View, rmsnorm};
@@ -65,6 +67,38 @@ impl VariantResult {
     }
 }
 
+impl From<&Built> for BuildRecord {
+    fn from(b: &Built) -> BuildRecord {
+        BuildRecord {
+            cache_hit: b.cache_hit,
+            options: b.options.clone(),
+            log: b.log.clone(),
+        }
+    }
+}
+
+impl From<&harness::Resources> for ResourceRecord {
+    fn from(r: &harness::Resources) -> ResourceRecord {
+        ResourceRecord {
+            threads: r.threads,
+            function: r.function,
+            dynamic_smem: r.dynamic_smem,
+            slot_footprint: r.slot_footprint,
+            occupancy: r.occupancy,
+            driver_blocks_per_sm: r.driver_blocks_per_sm,
+        }
+    }
+}
+
+impl From<harness::CacheStats> for CacheRecord {
+    fn from(c: harness::CacheStats) -> CacheRecord {
+        CacheRecord {
+            hits: c.hits,
+            compiled: c.compiled,
+        }
+    }
+}
+
 /// A variant whose kernel is ready, with the index of its result.
 pub struct Ready {
     pub index: usize,
@@ -107,12 +141,12 @@ pub fn prepare_all(
     for (((i, v, cfg), built), ev) in jobs.into_iter().zip(builds).zip(evidence) {
         h.progress.step(&v.name);
         let prepared = built.and_then(|b| {
-            results[i].build = Some(b.clone());
+            results[i].build = Some(BuildRecord::from(&b));
             h.prepare(&v, &cfg, b, ev.expect("evidence exists for every build")?)
         });
         match prepared {
             Ok(p) => {
-                results[i].resources = Some(p.resources.clone());
+                results[i].resources = Some(ResourceRecord::from(&p.resources));
                 results[i].sass = Some(p.sass.clone());
                 ready.push(Ready {
                     index: i,
@@ -267,7 +301,7 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
             bytes_moved: o.view.bytes_moved(o.dtype),
         },
         ceiling: None,
-        cache: h.cache_stats(),
+        cache: h.cache_stats().into(),
         variants: Vec::new(),
         timelines: Vec::new(),
         repeat: None,

@@ -2,7 +2,7 @@
 
 pub mod stats;
 
-pub use stats::Summary;
+pub use stats::{Ceiling, Repeat, Summary, Timing};
 
 use crate::clocks::{ClockSample, ClockTrace};
 use crate::gpu::{DevBuf, KernelParams};
@@ -35,22 +35,6 @@ impl Default for TimingOptions {
             budget: Duration::from_secs(3),
         }
     }
-}
-
-/// Device time per launch (CUDA events, ms) and, labelled apart, how long the host spent
-/// submitting each launch (us). The two are never mixed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Timing {
-    pub device_ms: Vec<f64>,
-    pub device: Summary,
-    pub host_submit_us: Vec<f64>,
-    pub host_submit: Summary,
-    pub warmup: usize,
-    /// Buffer sets rotated through so that every sample reads from device memory.
-    pub buffer_sets: usize,
-    /// NVML readings after the warm-up and after every batch (absent without NVML).
-    #[serde(default)]
-    pub clocks: Option<ClockTrace>,
 }
 
 const BATCH: usize = 10;
@@ -108,25 +92,6 @@ pub fn time_kernel(
         buffer_sets: sets.len(),
         clocks: h.clocks.is_ok().then(|| ClockTrace::new(clock_samples)),
     })
-}
-
-/// One variant timed twice in a run, apart: the reported spread should cover the difference.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Repeat {
-    pub variant: String,
-    pub first: Summary,
-    pub second: Summary,
-    pub agrees: bool,
-}
-
-/// The device-to-device copy ceiling measured in this run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Ceiling {
-    pub bytes_copied: u64,
-    pub samples_ms: Vec<f64>,
-    pub time: Summary,
-    /// (bytes read + bytes written) / median time.
-    pub gbps: f64,
 }
 
 /// Times cuMemcpyDtoD of `bytes` of random data (counted twice: read and written) with events.

@@ -1,5 +1,7 @@
-//! Summary statistics of timing samples. Pure: samples in, numbers out.
+//! Summary statistics of timing samples, and the plain records a timing produces (samples,
+//! summaries, clocks, the copy ceiling, the repeat). Pure: samples in, numbers out.
 
+use crate::clocks::ClockTrace;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -52,6 +54,41 @@ impl Summary {
         let d = (self.median - other.median).abs();
         d <= (self.max - self.min).max(other.max - other.min)
     }
+}
+
+/// Device time per launch (CUDA events, ms) and, labelled apart, how long the host spent
+/// submitting each launch (us). The two are never mixed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timing {
+    pub device_ms: Vec<f64>,
+    pub device: Summary,
+    pub host_submit_us: Vec<f64>,
+    pub host_submit: Summary,
+    pub warmup: usize,
+    /// Buffer sets rotated through so that every sample reads from device memory.
+    pub buffer_sets: usize,
+    /// NVML readings after the warm-up and after every batch (absent without NVML).
+    #[serde(default)]
+    pub clocks: Option<ClockTrace>,
+}
+
+/// One variant timed twice in a run, apart: the reported spread should cover the difference.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Repeat {
+    pub variant: String,
+    pub first: Summary,
+    pub second: Summary,
+    pub agrees: bool,
+}
+
+/// The device-to-device copy ceiling measured in this run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ceiling {
+    pub bytes_copied: u64,
+    pub samples_ms: Vec<f64>,
+    pub time: Summary,
+    /// (bytes read + bytes written) / median time.
+    pub gbps: f64,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 pub mod cases;
 pub mod compare;
+pub mod outcome;
 pub mod sanitize;
 pub mod suite;
 

@@ -2,27 +2,15 @@
 //! synccheck or memcheck through `tilepipe probe`, and the tool's summary is folded into the
 //! suite's report.
 
-use super::suite::SuiteReport;
+pub use super::outcome::Finding;
+use super::outcome::SuiteReport;
 use crate::harness::Harness;
 use crate::variant::Variant;
 use crate::{Error, Result};
-use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::process::Command;
 
 pub const TOOLS: [&str; 3] = ["racecheck", "synccheck", "memcheck"];
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Finding {
-    pub tool: String,
-    pub variant: String,
-    /// Errors (memcheck, synccheck) or hazards (racecheck) the tool reported; None if it printed
-    /// no summary (it crashed or was stopped).
-    pub reported: Option<u32>,
-    pub exit_code: Option<i32>,
-    /// The tool's first report lines, for the reader.
-    pub excerpt: String,
-}
 
 /// Parses compute-sanitizer's summary: `RACECHECK SUMMARY: N hazards displayed` for racecheck,
 /// `ERROR SUMMARY: N errors` otherwise.
@@ -132,13 +120,14 @@ pub fn run_all(
             let n = f.reported;
             if v.is_control() {
                 control_hazards += n.unwrap_or(0);
-                println!(
+                h.progress.info(&format!(
                     "info {tool} {} (control): {} reported",
                     v.name,
                     n.map_or("no summary".into(), |n| n.to_string())
-                );
+                ));
             } else {
                 report.record(
+                    &h.progress,
                     format!("{tool} {}", v.name),
                     n == Some(0),
                     format!(
@@ -156,6 +145,7 @@ pub fn run_all(
         }
         if tool == "racecheck" && chosen.iter().any(Variant::is_control) {
             report.record(
+                &h.progress,
                 "racecheck reports a hazard for at least one control".into(),
                 control_hazards > 0,
                 format!("{control_hazards} hazards across the controls"),

@@ -1,17 +1,18 @@
 //! The GPU suite behind `tilepipe check`: every variant x precision x validation shape; stress
 //! runs with random sleeps; the negative controls, each of which must be caught on every run;
-//! the SASS attestation of every strict claim; the occupancy cross-check. Prints `N passed,
+//! the SASS attestation of every strict claim; the occupancy cross-check. The command prints `N passed,
 //! N failed` last.
 
 use super::cases::{self, Case};
+pub use super::outcome::{SuiteReport, TestResult};
 use crate::Result;
 use crate::dtype::DType;
 use crate::harness::Harness;
+use crate::progress::Progress;
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
 use crate::sass::Attestation;
 use crate::variant::{BuildConfig, Claim, Variant};
-use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone)]
 pub struct SuiteOptions {
@@ -23,46 +24,8 @@ pub struct SuiteOptions {
     pub seed: u64,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TestResult {
-    pub name: String,
-    pub passed: bool,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SuiteReport {
-    pub tests: Vec<TestResult>,
-    pub skipped: Vec<String>,
-    pub results: Vec<VariantResult>,
-    pub sanitizer: Vec<super::sanitize::Finding>,
-}
-
 /// Random sleeps in both producer and consumer (bits 1 and 2 of STRESS).
 pub const STRESS_BOTH: u32 = 3;
-
-impl SuiteReport {
-    pub fn passed(&self) -> usize {
-        self.tests.iter().filter(|t| t.passed).count()
-    }
-
-    pub fn failed(&self) -> usize {
-        self.tests.len() - self.passed()
-    }
-
-    pub fn record(&mut self, name: String, passed: bool, detail: String) {
-        let sep = if detail.is_empty() { "" } else { ": " };
-        println!(
-            "{} {name}{sep}{detail}",
-            if passed { "ok  " } else { "FAIL" }
-        );
-        self.tests.push(TestResult {
-            name,
-            passed,
-            detail,
-        });
-    }
-}
 
 /// Result slots reset to "passed", keeping the build evidence.
 fn fresh(results: &[VariantResult]) -> Vec<VariantResult> {
@@ -98,7 +61,7 @@ fn prepare_into(
         if r.status == Status::Skipped {
             report.skipped.push(format!("{} {tag}: {why}", r.name));
         } else {
-            report.record(format!("build {} {tag}", r.name), false, why);
+            report.record(&h.progress, format!("build {} {tag}", r.name), false, why);
         }
     }
     for r in &mut ready {
@@ -145,7 +108,7 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                 &mut report,
                 &format!("{tag} stress"),
             );
-            evidence_tests(&mut report, &clean, &tag);
+            evidence_tests(&h.progress, &mut report, &clean, &tag);
             let baseline: Vec<&Ready> = clean
                 .iter()
                 .filter(|r| r.prepared.variant.is_baseline())
@@ -167,6 +130,7 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                 for r in &runnable {
                     let v = &res[r.index];
                     report.record(
+                        &h.progress,
                         format!("valid {tag} {} [{}]", v.name, case.name),
                         v.status == Status::Passed,
                         v.detail.clone().unwrap_or_default(),
@@ -194,12 +158,13 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     Ok(report)
 }
 
-fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
+fn evidence_tests(progress: &Progress, report: &mut SuiteReport, ready: &[Ready], tag: &str) {
     for r in ready {
         let p = &r.prepared;
         let res = &p.resources;
         let o = &res.occupancy;
         report.record(
+            progress,
             format!("occupancy {tag} {}", p.variant.name),
             o.blocks_per_sm == res.driver_blocks_per_sm,
             format!(
@@ -218,6 +183,7 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
         {
             let passed = verdict.is_ok();
             report.record(
+                progress,
                 format!("mbarrier-init {tag} {}", p.variant.name),
                 passed,
                 verdict.unwrap_or_else(|e| e),
@@ -228,11 +194,13 @@ fn evidence_tests(report: &mut SuiteReport, ready: &[Ready], tag: &str) {
         }
         match &p.sass.attestation {
             Attestation::Unverified { reason } => report.record(
+                progress,
                 format!("sass {tag} {}", p.variant.name),
                 false,
                 format!("unverified: {reason}"),
             ),
             a => report.record(
+                progress,
                 format!("sass {tag} {}", p.variant.name),
                 a.is_attested(),
                 a.label(),
@@ -307,6 +275,7 @@ fn repeated(
     };
     match v.control {
         Some(c) => report.record(
+            &h.progress,
             format!("control {tag} {} [{shapes}]", v.name),
             failed == o.runs,
             format!(
@@ -316,6 +285,7 @@ fn repeated(
             ),
         ),
         None => report.record(
+            &h.progress,
             format!("stress {tag} {} [{shapes}]", v.name),
             failed == 0,
             if failed == 0 {

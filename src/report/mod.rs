@@ -1,5 +1,5 @@
 //! The one result structure every output is rendered from: results.json (schema below), the
-//! terminal tables, report.html.
+//! terminal tables, report.html. Plain data and renderers: the engine fills it in.
 //!
 //! results.json, schema_version 1:
 //! - `tilepipe_version`, `created_unix_s`, `command` (argv)
@@ -30,13 +30,13 @@
 pub mod html;
 pub mod table;
 
-use crate::bench::{Ceiling, Timing};
-use crate::check::{Verdict, cases::Grid};
+use crate::bench::stats::{Ceiling, Repeat, Timing};
+use crate::check::{cases::Grid, compare::Verdict};
 use crate::dtype::DType;
-use crate::gpu::DeviceInfo;
-use crate::harness::{CacheStats, Resources};
-use crate::kernels::Built;
+use crate::gpu::{DeviceInfo, FunctionResources};
+use crate::resources::Occupancy;
 use crate::sass::SassEvidence;
+use crate::timeline::TimelineResult;
 use crate::toolchain::Toolchain;
 use crate::variant::{Control, Mechanism};
 use crate::workload::View;
@@ -56,15 +56,45 @@ pub struct RunResults {
     pub toolchain: Toolchain,
     pub workload: Workload,
     pub ceiling: Option<Ceiling>,
-    pub cache: CacheStats,
+    pub cache: CacheRecord,
     pub variants: Vec<VariantResult>,
     /// Overlap figures from instrumented builds (run --timeline), never mixed with the timings above.
     #[serde(default)]
-    pub timelines: Vec<crate::timeline::capture::TimelineResult>,
+    pub timelines: Vec<TimelineResult>,
     /// The first timed variant measured again at the end of the run.
     #[serde(default)]
-    pub repeat: Option<crate::bench::Repeat>,
+    pub repeat: Option<Repeat>,
     pub notes: Vec<String>,
+}
+
+/// Cubin cache use over a run: builds served from the cache, builds compiled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CacheRecord {
+    pub hits: u32,
+    pub compiled: u32,
+}
+
+/// How one variant was built (the cubin itself is not kept).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BuildRecord {
+    pub cache_hit: bool,
+    pub options: Vec<String>,
+    /// NVRTC's warnings, if any.
+    pub log: String,
+}
+
+/// Resources of one prepared variant: the driver's numbers and the occupancy they imply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ResourceRecord {
+    pub threads: u32,
+    pub function: FunctionResources,
+    pub dynamic_smem: u32,
+    /// stages x slot bytes: what the pipeline's slots should take; equals dynamic_smem by
+    /// construction and is compared with the driver's static + dynamic report.
+    pub slot_footprint: u32,
+    pub occupancy: Occupancy,
+    /// Blocks per SM from the driver's occupancy calculator, for the cross-check.
+    pub driver_blocks_per_sm: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -126,8 +156,8 @@ pub struct VariantResult {
     pub warp_specialized: bool,
     pub status: Status,
     pub detail: Option<String>,
-    pub build: Option<Built>,
-    pub resources: Option<Resources>,
+    pub build: Option<BuildRecord>,
+    pub resources: Option<ResourceRecord>,
     pub sass: Option<SassEvidence>,
     pub completion: String,
     pub validation: Vec<CaseResult>,

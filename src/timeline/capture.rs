@@ -1,9 +1,9 @@
 //! Runs instrumented builds and gathers their timelines. Instrumented timings are kept apart from
 //! clean ones: each variant is timed clean and instrumented, and the overhead is reported.
 
-use super::{BlockTrace, EVENTS, Overlap, WORDS, decode, overlap};
+pub use super::TimelineResult;
+use super::{EVENTS, WORDS, decode, overlap};
 use crate::bench::{self, TimingOptions};
-use crate::check::Verdict;
 use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, tiles};
 use crate::report::Status;
@@ -11,20 +11,6 @@ use crate::run::prepare_all;
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::{HostData, View};
 use crate::{Error, Result};
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TimelineResult {
-    pub variant: String,
-    pub overlap: Overlap,
-    /// Median device time of the clean build and of the instrumented one (ms).
-    pub clean_ms: f64,
-    pub instrumented_ms: f64,
-    pub overhead: f64,
-    /// The instrumented build's output checked against the reference.
-    pub verdict: Verdict,
-    pub blocks: Vec<BlockTrace>,
-}
 
 pub struct TimelineOptions {
     pub view: View,

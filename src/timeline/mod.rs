@@ -6,8 +6,23 @@
 pub mod capture;
 pub mod svg;
 
+use crate::check::compare::Verdict;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+
+/// One variant's timeline from an instrumented build, beside its clean and instrumented times.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TimelineResult {
+    pub variant: String,
+    pub overlap: Overlap,
+    /// Median device time of the clean build and of the instrumented one (ms).
+    pub clean_ms: f64,
+    pub instrumented_ms: f64,
+    pub overhead: f64,
+    /// The instrumented build's output checked against the reference.
+    pub verdict: Verdict,
+    pub blocks: Vec<BlockTrace>,
+}
 
 /// Events per tile, in the order the kernel records them (EV_* in kernels/rmsnorm.cu).
 pub const EVENTS: [&str; 5] = ["issue", "ready", "compute_begin", "compute_end", "release"];

@@ -1,0 +1,75 @@
+//! What the suite produced: each test's outcome, what was skipped, the results it gathered and the
+//! sanitizer's findings. Plain data; `record` also reports the test through the progress handle.
+
+use crate::progress::Progress;
+use crate::report::VariantResult;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TestResult {
+    pub name: String,
+    pub passed: bool,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SuiteReport {
+    pub tests: Vec<TestResult>,
+    pub skipped: Vec<String>,
+    pub results: Vec<VariantResult>,
+    pub sanitizer: Vec<Finding>,
+}
+
+/// One compute-sanitizer run of one variant.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Finding {
+    pub tool: String,
+    pub variant: String,
+    /// Errors (memcheck, synccheck) or hazards (racecheck) the tool reported; None if it printed
+    /// no summary (it crashed or was stopped).
+    pub reported: Option<u32>,
+    pub exit_code: Option<i32>,
+    /// The tool's first report lines, for the reader.
+    pub excerpt: String,
+}
+
+impl SuiteReport {
+    pub fn passed(&self) -> usize {
+        self.tests.iter().filter(|t| t.passed).count()
+    }
+
+    pub fn failed(&self) -> usize {
+        self.tests.len() - self.passed()
+    }
+
+    /// Keeps one test's outcome and reports it through `progress`.
+    pub fn record(&mut self, progress: &Progress, name: String, passed: bool, detail: String) {
+        progress.test(&name, passed, &detail);
+        self.tests.push(TestResult {
+            name,
+            passed,
+            detail,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::{Event, Recording};
+    use std::sync::Arc;
+
+    #[test]
+    fn record_keeps_and_reports() {
+        let rec = Arc::new(Recording::default());
+        let p = Progress::new(rec.clone());
+        let mut r = SuiteReport::default();
+        r.record(&p, "a".into(), true, String::new());
+        r.record(&p, "b".into(), false, "why".into());
+        assert_eq!((r.passed(), r.failed()), (1, 1));
+        assert_eq!(rec.events().len(), 2);
+        assert!(
+            matches!(&rec.events()[1], Event::Test { name, passed: false, detail } if name == "b" && detail == "why")
+        );
+    }
+}

@@ -1,0 +1,85 @@
+//! `tilepipe check`: the GPU suite (and compute-sanitizer).
+
+use super::args::GpuArgs;
+use super::print;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilepipe::check::cases;
+use tilepipe::check::sanitize;
+use tilepipe::check::suite::{SuiteOptions, run_suite};
+use tilepipe::dtype::DType;
+
+#[derive(Args)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Precisions, comma-separated.
+    #[arg(long, default_value = "f32,f16,bf16")]
+    dtypes: String,
+    /// Hidden sizes of the suite's shapes, comma-separated.
+    #[arg(long, default_value = "4096,1544")]
+    suite_hidden: String,
+    /// Variants and controls by name or prefix, comma-separated.
+    #[arg(long)]
+    variants: Option<String>,
+    /// Runs per control, each on fresh inputs; all must catch it.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Writes check.json here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Also run variants under compute-sanitizer: racecheck, synccheck, memcheck (comma-separated).
+    #[arg(long)]
+    sanitize: Option<String>,
+    /// Variants and controls run under the sanitizer.
+    #[arg(
+        long,
+        default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
+    )]
+    sanitize_variants: String,
+}
+
+pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
+    let dtypes = a
+        .dtypes
+        .split(',')
+        .map(|s| s.trim().parse::<DType>())
+        .collect::<Result<Vec<_>, _>>()?;
+    let hidden = cases::parse_hidden(&a.suite_hidden)?;
+    let h = a.gpu.open()?;
+    print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
+    let opts = SuiteOptions {
+        dtypes,
+        hidden,
+        variants: a.variants,
+        runs: a.runs.max(1),
+        seed: a.seed,
+    };
+    let mut report = run_suite(&h, &opts)?;
+    if let Some(tools) = &a.sanitize {
+        sanitize::run_all(
+            &h,
+            &mut report,
+            &sanitize::parse_tools(tools)?,
+            &a.sanitize_variants,
+            a.seed,
+        )?;
+    }
+    print::skipped(&report);
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+        let path = dir.join("check.json");
+        std::fs::write(&path, serde_json::to_string_pretty(&report)?)
+            .with_context(|| path.display().to_string())?;
+    }
+    print::suite_totals(&report);
+    Ok(if report.failed() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

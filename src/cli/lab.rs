@@ -1,0 +1,53 @@
+//! `tilepipe lab`: the queue lab (host only).
+
+use super::print;
+use clap::{Args, Subcommand};
+use std::process::ExitCode;
+use tilepipe::queue_lab;
+
+#[derive(Args)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    lab: Lab,
+}
+
+#[derive(Subcommand)]
+enum Lab {
+    /// The fluid queue: Reset, rates, predict, Step (dt 0.5 s).
+    Queue(QueueArgs),
+}
+
+#[derive(Args)]
+struct QueueArgs {
+    /// Commands instead of the interactive UI: "reset; arrival 3; service 2; step; step; show".
+    #[arg(long)]
+    script: Option<String>,
+    /// Read commands from standard input.
+    #[arg(long)]
+    stdin: bool,
+    /// Seconds per Step.
+    #[arg(long, default_value_t = 0.5)]
+    dt: f64,
+    /// Slots of the bounded pipeline shown beside the queue.
+    #[arg(long, default_value_t = 4.0)]
+    slots: f64,
+}
+
+pub fn cmd_lab(a: LabArgs) -> anyhow::Result<ExitCode> {
+    let Lab::Queue(a) = a.lab;
+    let mut q = queue_lab::Queue::new(a.dt, a.slots)?;
+    let script = match (a.script, a.stdin) {
+        (Some(s), _) => Some(s),
+        (None, true) => Some(std::io::read_to_string(std::io::stdin())?),
+        (None, false) => None,
+    };
+    match script {
+        Some(s) => {
+            for line in queue_lab::script::run(&mut q, &s)? {
+                print::line(&line);
+            }
+        }
+        None => queue_lab::tui::run(q)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,52 @@
+//! The command line: the top-level parser, one module per command (its arguments and its
+//! `cmd_*`), the argument groups they share (`args`), all terminal printing (`print`) and the
+//! terminal's progress sink (`progress`).
+
+pub mod args;
+pub mod check;
+pub mod lab;
+pub mod model;
+pub mod print;
+pub mod probe;
+pub mod progress;
+pub mod report;
+pub mod run;
+pub mod sass;
+pub mod sweep;
+pub mod timeline;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "tilepipe",
+    version,
+    about = "Build, validate and measure asynchronous-copy tile pipelines on NVIDIA GPUs"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// The main job: build, validate, record evidence, time, report.
+    Run(run::RunArgs),
+    /// The GPU suite: every variant x precision x shape, SASS attestation, controls.
+    Check(check::CheckArgs),
+    /// Census and annotated SASS of one variant (works without a GPU with --arch).
+    Sass(sass::SassArgs),
+    /// One launch of one variant on fresh inputs, checked against the reference: for
+    /// compute-sanitizer, Nsight Compute and other tools to observe.
+    Probe(probe::ProbeArgs),
+    /// Instrumented builds: copy/compute timeline per sampled block, overlap figure, Chrome trace.
+    Timeline(timeline::TimelineArgs),
+    /// Named axes (tiles, stages, mechanism, tile_rows, dtype) expanded to a sweep; JSONL + plots.
+    Sweep(sweep::SweepArgs),
+    /// The pipeline model against a sweep's measurements (host only).
+    Model(model::ModelArgs),
+    /// Tables and report.html from a results.json (host only).
+    Report(report::ReportArgs),
+    /// The queue lab: an analogy for outstanding tiles (host only).
+    Lab(lab::LabArgs),
+}

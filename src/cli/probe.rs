@@ -1,0 +1,60 @@
+//! `tilepipe probe`: one validated launch for external tools to watch.
+
+use super::args::{GpuArgs, ProblemArgs};
+use super::print;
+use clap::Args;
+use std::process::ExitCode;
+
+#[derive(Args)]
+pub struct ProbeArgs {
+    /// Exact variant or control name.
+    variant: String,
+    #[command(flatten)]
+    problem: ProblemArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Random sleeps: 1 producer, 2 consumer, 3 both.
+    #[arg(long, default_value_t = 0)]
+    stress: u32,
+    /// Blocks to launch (default: the persistent grid).
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// Bound on each in-kernel wait, in ms (raise it under compute-sanitizer).
+    #[arg(long, default_value_t = 100)]
+    wait_timeout_ms: u64,
+    /// Launches, each on fresh inputs (seed, seed + 1, ...); one line per run.
+    #[arg(long, default_value_t = 1)]
+    runs: u64,
+}
+
+pub fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
+    let view = a.problem.view()?;
+    let h = a.gpu.open()?;
+    let mut all_passed = true;
+    for i in 0..a.runs.max(1) {
+        let seed = a.problem.seed + i;
+        let r = tilepipe::run::probe(
+            &h,
+            &a.variant,
+            view,
+            a.problem.dtype,
+            seed,
+            a.problem.tile_rows,
+            a.stress,
+            a.blocks,
+            a.wait_timeout_ms * 1_000_000,
+        );
+        let (passed, detail) = match r {
+            Ok(v) => (v.passed, v.failure.unwrap_or(v.checked_against)),
+            Err(e @ tilepipe::Error::WaitTimeout { .. }) => (false, e.to_string()),
+            Err(e) => return Err(e.into()),
+        };
+        print::probe_run(i, &a.variant, passed, &detail);
+        all_passed &= passed;
+    }
+    Ok(if all_passed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,108 @@
+//! `tilepipe run`: the main job.
+
+use super::args::{GpuArgs, ProblemArgs};
+use super::print;
+use super::timeline::{traceable, write_timeline};
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilepipe::bench::TimingOptions;
+use tilepipe::report;
+use tilepipe::run::{RunOptions, run};
+use tilepipe::timeline::capture::{TimelineOptions, capture};
+
+#[derive(Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    problem: ProblemArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Variants by name or prefix, comma-separated (sync is always included as the baseline).
+    #[arg(long)]
+    variants: Option<String>,
+    /// Report folder: results.json (and report.html).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Fewest timed launches per variant.
+    #[arg(long, default_value_t = 20)]
+    repeats: usize,
+    /// Untimed launches before timing.
+    #[arg(long, default_value_t = 5)]
+    warmup: usize,
+    /// Also show a burst of launches whose host submission interval and device time disagree.
+    #[arg(long)]
+    explain_timing: bool,
+    /// Also trace these variants (instrumented builds, timed apart) and add their overlap figure.
+    #[arg(long, num_args = 0..=1, default_missing_value = "sync,cpasync-cg16-s2,tma-s3")]
+    timeline: Option<String>,
+}
+
+pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let view = a.problem.view()?;
+    let h = a.gpu.open()?;
+    print::notice(&h.info().summary());
+    let opts = RunOptions {
+        view,
+        dtype: a.problem.dtype,
+        seed: a.problem.seed,
+        tile_rows: a.problem.tile_rows,
+        variants: a.variants,
+        timing: TimingOptions {
+            warmup: a.warmup,
+            min_repeats: a.repeats,
+            ..TimingOptions::default()
+        },
+        ceiling_bytes: 1 << 30,
+        explain_timing: a.explain_timing,
+        command: std::env::args().collect(),
+    };
+    let mut outcome = run(&h, &opts)?;
+    let mut timeline_svg = None;
+    if let (Some(list), None) = (&a.timeline, &outcome.fatal) {
+        let variants = traceable(&h, list, &a.problem)?;
+        let t = TimelineOptions {
+            view,
+            dtype: a.problem.dtype,
+            seed: a.problem.seed,
+            tile_rows: a.problem.tile_rows,
+            blocks: 4,
+            tiles: 32,
+        };
+        match capture(&h, &variants, &t) {
+            Ok(tl) => {
+                timeline_svg = write_timeline(&tl, a.out.as_deref())?;
+                outcome.results.timelines = tl;
+            }
+            Err(e) => outcome.fatal = Some(e),
+        }
+    }
+    let r = &outcome.results;
+    print::run_header(r, &view, h.cache_stats());
+    print::tables(r);
+    print::timing_legend();
+    print::timelines(&r.timelines);
+    print::problems_and_notes(r);
+    if let Some(dir) = &a.out {
+        let path = dir.join("results.json");
+        r.write(&path)?;
+        let html = dir.join("report.html");
+        std::fs::write(&html, report::html::render(r, timeline_svg.as_deref()))
+            .with_context(|| html.display().to_string())?;
+        print::notice(&format!("wrote {} and {}", path.display(), html.display()));
+    }
+    if let Some(e) = outcome.fatal {
+        return Err(
+            anyhow::Error::new(e).context("the run stopped early; results so far were kept")
+        );
+    }
+    let bad = r
+        .variants
+        .iter()
+        .any(|v| matches!(v.status, report::Status::Failed | report::Status::Error));
+    Ok(if bad {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

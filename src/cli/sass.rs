@@ -1,0 +1,52 @@
+//! `tilepipe sass`: census, attestation, protocol check and annotated SASS of one variant.
+
+use super::args::GpuArgs;
+use super::print;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilepipe::dtype::DType;
+
+#[derive(Args)]
+pub struct SassArgs {
+    /// Variant name.
+    variant: String,
+    /// Compile for this architecture without a GPU (e.g. sm_90); default: the GPU's.
+    #[arg(long)]
+    arch: Option<tilepipe::arch::Arch>,
+    #[arg(long, default_value = "bf16")]
+    dtype: DType,
+    #[arg(long, default_value_t = 4096)]
+    hidden: usize,
+    #[arg(long)]
+    tile_rows: Option<usize>,
+    /// Lines of listing shown around each movement instruction.
+    #[arg(long, default_value_t = 2)]
+    context: usize,
+    /// Writes the full listing here.
+    #[arg(long)]
+    listing: Option<PathBuf>,
+    #[command(flatten)]
+    gpu: GpuArgs,
+}
+
+pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
+    let ev = tilepipe::sass::inspect(
+        &a.variant,
+        a.arch,
+        a.dtype,
+        a.hidden,
+        a.tile_rows,
+        a.gpu.cache(),
+        a.gpu.device,
+    )?;
+    print::sass(
+        &ev.header,
+        &tilepipe::sass::excerpt(&ev.evidence.listing, a.context),
+    );
+    if let Some(path) = &a.listing {
+        std::fs::write(path, &ev.evidence.listing).with_context(|| path.display().to_string())?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,79 @@
+//! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
+
+use super::args::GpuArgs;
+use super::print;
+use anyhow::Context;
+use clap::Args;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilepipe::bench::TimingOptions;
+use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
+
+#[derive(Args)]
+pub struct SweepArgs {
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// An axis as name=values (repeatable): mechanism=sync,cpasync,tma  stages=1..6  tiles=4,1048576
+    /// tile_rows=1,2,4  dtype=bf16,f32.
+    #[arg(long = "axis")]
+    axes: Vec<String>,
+    #[arg(long, default_value_t = 4096)]
+    hidden: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Without copy-only and compute-only probes (no model).
+    #[arg(long)]
+    no_probes: bool,
+    /// Output folder: sweep.jsonl and the SVG plots.
+    #[arg(long, default_value = "sweep")]
+    out: PathBuf,
+    /// Continue an interrupted sweep, skipping measured points.
+    #[arg(long)]
+    resume: bool,
+    #[arg(long, default_value_t = 20)]
+    repeats: usize,
+}
+
+pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
+    let mut spec = SweepSpec {
+        probes: !a.no_probes,
+        ..SweepSpec::default()
+    };
+    for axis in &a.axes {
+        spec.set_axis(axis)?;
+    }
+    let h = a.gpu.open()?;
+    std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
+    let jsonl = a.out.join("sweep.jsonl");
+    let o = SweepOptions {
+        spec,
+        hidden: a.hidden,
+        seed: a.seed,
+        jsonl: jsonl.clone(),
+        resume: a.resume,
+        timing: TimingOptions {
+            min_repeats: a.repeats,
+            ..TimingOptions::default()
+        },
+    };
+    let result = sweep::measure::sweep(&h, &o);
+    // plot whatever is on disk, also after an interruption
+    let records = sweep::read(&jsonl)?;
+    for (name, svg) in [
+        ("time-per-tile.svg", sweep::plots::time_per_tile(&records)),
+        ("bandwidth.svg", sweep::plots::bandwidth(&records)),
+        (
+            "speedup-vs-stages.svg",
+            sweep::plots::speedup_vs_stages(&records),
+        ),
+    ] {
+        match svg {
+            Ok(svg) => std::fs::write(a.out.join(name), svg)?,
+            Err(e) => print::notice(&format!("{name} not drawn: {e}")),
+        }
+    }
+    print::model(&records);
+    print::sweep_tail(&records, &jsonl);
+    result?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,111 @@
+//! `tilepipe timeline`: instrumented builds, overlap figures, Chrome trace, SVG. Also the pieces
+//! `run --timeline` shares: which variants can be traced, and the files a timeline writes.
+
+use super::args::{GpuArgs, ProblemArgs};
+use super::print;
+use anyhow::Context;
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tilepipe::harness::Harness;
+use tilepipe::timeline::{
+    self, TimelineResult,
+    capture::{TimelineOptions, capture},
+};
+use tilepipe::variant::{BuildConfig, Variant};
+
+#[derive(Args)]
+pub struct TimelineArgs {
+    /// Variants to trace (default: sync, cpasync-cg16-s2, tma-s3 where the GPU has them).
+    variants: Vec<String>,
+    #[command(flatten)]
+    problem: ProblemArgs,
+    #[command(flatten)]
+    gpu: GpuArgs,
+    /// Blocks that record.
+    #[arg(long, default_value_t = 4)]
+    blocks: u32,
+    /// Tiles per block that record.
+    #[arg(long, default_value_t = 32)]
+    tiles: u32,
+    /// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// The variants a timeline list names, minus those this GPU cannot run (said on stderr).
+pub fn traceable(h: &Harness, list: &str, problem: &ProblemArgs) -> anyhow::Result<Vec<Variant>> {
+    let all = Variant::select(Variant::catalogue(), Some(list))?;
+    let cfg = BuildConfig::new(problem.dtype, problem.hidden, problem.tile_rows);
+    Ok(all
+        .into_iter()
+        .filter(|v| match h.unsupported_here(v, &cfg) {
+            Some(why) => {
+                print::notice(&format!("not traced: {}: {why}", v.name));
+                false
+            }
+            None => true,
+        })
+        .collect())
+}
+
+/// Each timeline's variant name and decoded blocks, as the renderers take them.
+pub fn named(tl: &[TimelineResult]) -> Vec<(String, Vec<timeline::BlockTrace>)> {
+    tl.iter()
+        .map(|t| (t.variant.clone(), t.blocks.clone()))
+        .collect()
+}
+
+/// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json; returns the SVG.
+pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Result<Option<String>> {
+    let named = named(tl);
+    let svg = timeline::svg::render(
+        &named,
+        "copy in flight (blue) and compute (orange) per sampled block",
+    )
+    .map_err(anyhow::Error::msg)?;
+    if let Some(dir) = out {
+        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+        std::fs::write(
+            dir.join("timeline.json"),
+            serde_json::to_string(&timeline::chrome_trace(&named))?,
+        )?;
+        std::fs::write(dir.join("timeline.svg"), &svg)?;
+        std::fs::write(
+            dir.join("timeline-results.json"),
+            serde_json::to_string_pretty(tl)?,
+        )?;
+        print::notice(&format!(
+            "wrote timeline.json (Perfetto / chrome://tracing), timeline.svg, timeline-results.json in {}",
+            dir.display()
+        ));
+    }
+    Ok(Some(svg))
+}
+
+pub fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
+    let view = a.problem.view()?;
+    let h = a.gpu.open()?;
+    let list = if a.variants.is_empty() {
+        "sync,cpasync-cg16-s2,tma-s3".to_string()
+    } else {
+        a.variants.join(",")
+    };
+    let variants = traceable(&h, &list, &a.problem)?;
+    let t = TimelineOptions {
+        view,
+        dtype: a.problem.dtype,
+        seed: a.problem.seed,
+        tile_rows: a.problem.tile_rows,
+        blocks: a.blocks,
+        tiles: a.tiles,
+    };
+    let tl = capture(&h, &variants, &t)?;
+    print::timelines(&tl);
+    write_timeline(&tl, a.out.as_deref())?;
+    Ok(if tl.iter().all(|t| t.verdict.passed) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
