@@ -2,7 +2,7 @@
 // validation launch. Shared memory keeps its contents between launches, so without this a slot
 // read before its copy landed could hold the right tile left there by an earlier launch and pass.
 
-#include "ptx.cuh"
+#include "common/ptx.cuh"
 
 extern "C" __global__ void tilepipe_smem_poison(u32 bytes) {
     extern __shared__ __align__(16) unsigned char smem[];

@@ -60,6 +60,19 @@ for s in "$@"; do
     tma)
       timeout 100 $bin run --variants sync,cpasync-cg16-s2,tma-ws-s3,tma-ws-s3-64k --repeats 40 --out "$d" > "$d/run.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|clocks|repeatab" | cut -c1-200 ;;
+    check-copy)
+      timeout 470 $bin check --workload copy --out "$d" > "$d/check.log" 2>&1
+      echo "exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-260 | tail -25 ;;
+    run-copy)
+      timeout 200 $bin run --workload copy --out "$d" > "$d/run.log" 2>&1
+      echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|clocks|repeatab" | cut -c1-200 ;;
+    before-after)
+      # the same run by the binary of the previous commit (target/before/tilepipe) and by this one
+      for who in before after; do
+        b=$bin; [ $who = before ] && b=$PWD/target/before/tilepipe
+        timeout 200 $b run --out "$d/$who" > "$d/$who.log" 2>&1
+        echo "$who exit $?"; grep -vE "^\[" "$d/$who.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|repeatab" | cut -c1-200
+      done ;;
     *) echo "unknown step $s" ;;
   esac
   tar -C "$out" -czf "$out/$s.tgz" "$s" && rm -rf "$d"

@@ -3,17 +3,17 @@
 
 use crate::check::compare;
 use crate::clocks;
-use crate::gpu::{
-    self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, KernelParams, cache::Cache,
-};
-use crate::kernels::{self, Built, KERNEL_NAME};
+use crate::gpu::{self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, cache::Cache};
+use crate::kernels::{self, Built};
+use crate::mechanism::Ctl;
 use crate::progress::Progress;
 use crate::resources::{Occupancy, SmLimits, occupancy};
 use crate::sass::{self, SassEvidence};
 use crate::toolchain::Toolchain;
 use crate::variant::{BuildConfig, Control, Variant};
-use crate::workload::{HostData, View};
-use crate::{Error, Result, dtype::DType, tma};
+use crate::workload::rows::{self, RowParams};
+use crate::workload::{HostData, View, Workload};
+use crate::{Error, Result, dtype::DType};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -28,6 +28,8 @@ pub const WAIT_TIMEOUT_NS: u64 = 100_000_000;
 
 pub struct Harness {
     pub gpu: Gpu,
+    /// What every kernel this harness builds computes.
+    pub workload: &'static dyn Workload,
     /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
     /// (slow enough for a missing wait to show).
     l2_scrub: std::sync::Mutex<DevBuf>,
@@ -73,7 +75,12 @@ pub struct CacheStats {
 }
 
 impl Harness {
-    pub fn open(ordinal: usize, cache: Cache, progress: Progress) -> Result<Harness> {
+    pub fn open(
+        ordinal: usize,
+        workload: &'static dyn Workload,
+        cache: Cache,
+        progress: Progress,
+    ) -> Result<Harness> {
         let gpu = Gpu::open(ordinal)?;
         if gpu.info.arch.sm() < 70 {
             return Err(Error::ArchTooOld {
@@ -87,11 +94,12 @@ impl Harness {
         );
         let tc = Toolchain::discover();
         let poison = kernels::build_poison(gpu.info.arch, &tc, &nvrtc_version, &cache)?;
-        let smem_poison = gpu.load(&poison.cubin, kernels::POISON_KERNEL)?;
+        let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
         let clocks = clocks::Monitor::open(gpu.info.pci);
         Ok(Harness {
             gpu,
+            workload,
             l2_scrub,
             smem_poison,
             clocks,
@@ -123,7 +131,7 @@ impl Harness {
     /// Why `v` cannot run here on `view`, if it cannot.
     pub fn unsupported(&self, v: &Variant, view: &View, cfg: &BuildConfig) -> Option<String> {
         self.unsupported_here(v, cfg)
-            .or_else(|| v.unsupported_view(view, cfg))
+            .or_else(|| self.workload.can_implement(v, view, cfg).err())
     }
 
     /// False once the context has taken a sticky fault (an illegal address, say): every later
@@ -140,6 +148,7 @@ impl Harness {
             .par_iter()
             .map(|(v, cfg)| {
                 let b = kernels::build(
+                    self.workload,
                     v,
                     cfg,
                     self.info().arch,
@@ -181,7 +190,12 @@ impl Harness {
                 listing: String::new(),
             });
         }
-        sass::examine(&built.cubin, &self.tc, KERNEL_NAME, variant.claim())
+        sass::examine(
+            &built.cubin,
+            &self.tc,
+            self.workload.kernel().entry,
+            variant.claim(),
+        )
     }
 
     /// Loads a build and records its resources and occupancy beside its SASS evidence.
@@ -192,7 +206,7 @@ impl Harness {
         built: Built,
         sass: SassEvidence,
     ) -> Result<Prepared> {
-        let kernel = self.gpu.load(&built.cubin, KERNEL_NAME)?;
+        let kernel = self.gpu.load(&built.cubin, self.workload.kernel().entry)?;
         let threads = variant.threads(cfg);
         let dynamic_smem = variant.dynamic_smem(cfg);
         let driver_blocks_per_sm = self.gpu.prepare(&kernel, threads, dynamic_smem)?;
@@ -261,7 +275,7 @@ impl Harness {
         self.gpu.download(&d.y)
     }
 
-    pub fn launch(&self, p: &Prepared, grid: u32, params: &KernelParams) -> Result<()> {
+    pub fn launch(&self, p: &Prepared, grid: u32, params: &RowParams) -> Result<()> {
         self.gpu.launch(
             &p.kernel,
             grid,
@@ -272,10 +286,7 @@ impl Harness {
     }
 }
 
-/// Number of row tiles of `tile_rows` rows covering the view.
-pub fn tiles(view: &View, tile_rows: usize) -> usize {
-    view.tokens.div_ceil(tile_rows)
-}
+pub use rows::tiles;
 
 /// One problem's buffers on the device.
 pub struct DeviceData {
@@ -285,7 +296,8 @@ pub struct DeviceData {
     pub dtype: DType,
     pub x: DevBuf,
     pub y: DevBuf,
-    pub gamma: DevBuf,
+    /// The workload's per-column vector, if it has one.
+    pub aux: Option<DevBuf>,
     pub status: DevBuf,
 }
 
@@ -298,24 +310,28 @@ impl DeviceData {
             dtype: data.dtype,
             x: gpu.upload(&data.x, "the input X")?,
             y: gpu.alloc(out_bytes, "the output Y")?,
-            gamma: gpu.upload(&data.gamma, "gamma")?,
+            aux: if data.aux.is_empty() {
+                None
+            } else {
+                Some(gpu.upload(&data.aux, "the per-column vector")?)
+            },
             status: gpu.alloc(32, "the status word")?,
         })
     }
 
     /// Kernel parameters for `p` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
-    pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<KernelParams> {
+    pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<RowParams> {
         let mut k = params_on(
             gpu,
             p,
             &self.view,
             self.dtype,
             (&self.x, &self.y),
-            (&self.gamma, &self.status),
+            (self.aux.as_ref(), &self.status),
             seed,
         )?;
-        k.timeout_ns = self.wait_timeout_ns;
+        k.ctl.timeout_ns = self.wait_timeout_ns;
         Ok(k)
     }
 
@@ -327,7 +343,7 @@ impl DeviceData {
         p: &Prepared,
         view: &View,
         rot: &mut Vec<(DevBuf, DevBuf)>,
-    ) -> Result<Vec<KernelParams>> {
+    ) -> Result<Vec<RowParams>> {
         let es = self.dtype.size();
         let x_bytes = View::extent(view.tokens, view.hidden, view.row_stride, view.offset) * es;
         let y_bytes = view.elements() * es;
@@ -340,7 +356,7 @@ impl DeviceData {
             gpu.copy(&self.x, &mut x, x_bytes)?;
             rot.push((x, gpu.alloc(y_bytes, "a rotated output")?));
         }
-        let side = (&self.gamma, &self.status);
+        let side = (self.aux.as_ref(), &self.status);
         let mut sets = vec![params_on(
             gpu,
             p,
@@ -381,33 +397,36 @@ impl DeviceData {
     }
 }
 
-/// Parameters for `p` on `view` laid over the buffers (x, y) with (gamma, status).
+/// Parameters for `p` on `view` laid over the buffers (x, y) with (aux, status).
 fn params_on(
     gpu: &Gpu,
     p: &Prepared,
     view: &View,
     dtype: DType,
     (x, y): (&DevBuf, &DevBuf),
-    (gamma, status): (&DevBuf, &DevBuf),
+    (aux, status): (Option<&DevBuf>, &DevBuf),
     seed: u32,
-) -> Result<KernelParams> {
+) -> Result<RowParams> {
     let es = dtype.size() as u64;
-    let mut k = KernelParams {
+    let mut k = RowParams {
+        ctl: Ctl {
+            status: gpu.ptr(status),
+            timeout_ns: WAIT_TIMEOUT_NS,
+            seed,
+            ..Ctl::default()
+        },
         x: gpu.ptr(x) + view.offset as u64 * es,
         y: gpu.ptr(y),
-        gamma: gpu.ptr(gamma),
-        status: gpu.ptr(status),
+        aux: aux.map_or(0, |a| gpu.ptr(a)),
         row_stride: view.row_stride as i64,
-        timeout_ns: WAIT_TIMEOUT_NS,
         tokens: view.tokens as i32,
         ntiles: tiles(view, p.cfg.tile_rows) as i32,
-        seed,
-        ..KernelParams::default()
+        ..RowParams::default()
     };
     if p.variant.mechanism == crate::variant::Mechanism::Tma {
         let wrong = (p.variant.control == Some(Control::WrongStride))
             .then(|| view.row_stride as u64 * es - 16);
-        let spec = tma::rmsnorm_map(view, dtype, p.cfg.tile_rows, gpu.ptr(x), wrong)
+        let spec = rows::row_map(view, dtype, p.cfg.tile_rows, gpu.ptr(x), wrong)
             .map_err(Error::TensorMap)?;
         k.tensor_map = gpu::encode_tensor_map(&spec)?;
     }

@@ -1,19 +1,62 @@
-//! The CUDA sources (embedded) and their compilation for one variant: options, cache, NVRTC.
+//! The CUDA sources (embedded) and their compilation for one variant of one workload: options,
+//! cache, NVRTC. Every kernel sees the same headers, by the names its #include lines use.
 
 use crate::Result;
 use crate::arch::Arch;
 use crate::gpu::{cache, nvrtc};
 use crate::toolchain::Toolchain;
 use crate::variant::{BuildConfig, Variant};
+use crate::workload::{KernelSource, Workload};
 use serde::{Deserialize, Serialize};
 
-pub const PTX_HEADER: (&str, &str) = ("ptx.cuh", include_str!("../kernels/ptx.cuh"));
-pub const RMSNORM_SOURCE: &str = include_str!("../kernels/rmsnorm.cu");
-pub const KERNEL_NAME: &str = "tilepipe_rmsnorm";
+/// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
+/// one pipeline template per mechanism.
+pub const HEADERS: [(&str, &str); 9] = [
+    ("common/ptx.cuh", include_str!("../kernels/common/ptx.cuh")),
+    (
+        "common/hooks.cuh",
+        include_str!("../kernels/common/hooks.cuh"),
+    ),
+    (
+        "common/elem.cuh",
+        include_str!("../kernels/common/elem.cuh"),
+    ),
+    (
+        "common/rows.cuh",
+        include_str!("../kernels/common/rows.cuh"),
+    ),
+    (
+        "pipeline/pipeline.cuh",
+        include_str!("../kernels/pipeline/pipeline.cuh"),
+    ),
+    (
+        "pipeline/staged.cuh",
+        include_str!("../kernels/pipeline/staged.cuh"),
+    ),
+    (
+        "pipeline/cpasync.cuh",
+        include_str!("../kernels/pipeline/cpasync.cuh"),
+    ),
+    (
+        "pipeline/memcpy_async.cuh",
+        include_str!("../kernels/pipeline/memcpy_async.cuh"),
+    ),
+    (
+        "pipeline/ring.cuh",
+        include_str!("../kernels/pipeline/ring.cuh"),
+    ),
+];
 
 /// Options for one build: a real architecture (a cubin, never PTX only), C++17, line info for
-/// annotated SASS, the toolkit's include folders, then the variant's -D selections.
-pub fn options(variant: &Variant, cfg: &BuildConfig, arch: Arch, tc: &Toolchain) -> Vec<String> {
+/// annotated SASS, the toolkit's include folders, then the variant's and the workload's -D
+/// selections.
+pub fn options(
+    w: &dyn Workload,
+    variant: &Variant,
+    cfg: &BuildConfig,
+    arch: Arch,
+    tc: &Toolchain,
+) -> Vec<String> {
     let mut o = vec![
         format!("--gpu-architecture={arch}"),
         "-std=c++17".to_string(),
@@ -21,6 +64,7 @@ pub fn options(variant: &Variant, cfg: &BuildConfig, arch: Arch, tc: &Toolchain)
     ];
     o.extend(tc.include_options());
     o.extend(variant.defines(cfg));
+    o.extend(w.defines(cfg));
     o
 }
 
@@ -34,8 +78,10 @@ pub struct Built {
     pub log: String,
 }
 
-/// Compiles a variant through the cache: a hit returns the stored cubin without invoking NVRTC.
+/// Compiles a variant of `w` through the cache: a hit returns the stored cubin without invoking
+/// NVRTC.
 pub fn build(
+    w: &dyn Workload,
     variant: &Variant,
     cfg: &BuildConfig,
     arch: Arch,
@@ -43,14 +89,16 @@ pub fn build(
     nvrtc_version: &str,
     cache: &cache::Cache,
 ) -> Result<Built> {
-    let options = options(variant, cfg, arch, tc);
-    let label = format!("{KERNEL_NAME} [{}]", variant.name);
-    let source = (RMSNORM_SOURCE, KERNEL_NAME);
-    compile_cached(source, &label, options, arch, nvrtc_version, cache)
+    let options = options(w, variant, cfg, arch, tc);
+    let k = w.kernel();
+    let label = format!("{} [{}]", k.entry, variant.name);
+    compile_cached(k, &label, options, arch, nvrtc_version, cache)
 }
 
-pub const POISON_SOURCE: &str = include_str!("../kernels/poison.cu");
-pub const POISON_KERNEL: &str = "tilepipe_smem_poison";
+pub const POISON: KernelSource = KernelSource {
+    text: include_str!("../kernels/poison.cu"),
+    entry: "tilepipe_smem_poison",
+};
 
 /// The shared-memory poison kernel, through the cache like every variant.
 pub fn build_poison(
@@ -64,27 +112,20 @@ pub fn build_poison(
         "-std=c++17".to_string(),
     ];
     options.extend(tc.include_options());
-    let source = (POISON_SOURCE, POISON_KERNEL);
-    compile_cached(source, POISON_KERNEL, options, arch, nvrtc_version, cache)
+    compile_cached(POISON, POISON.entry, options, arch, nvrtc_version, cache)
 }
 
-/// NVRTC on (source text, kernel name) through the on-disk cache keyed by (source, header,
-/// options, arch, NVRTC version); a compile error names `label`.
+/// NVRTC on a kernel source through the on-disk cache keyed by (source, headers, options, arch,
+/// NVRTC version); a compile error names `label`.
 fn compile_cached(
-    (source, kernel): (&str, &str),
+    k: KernelSource,
     label: &str,
     options: Vec<String>,
     arch: Arch,
     nvrtc_version: &str,
     cache: &cache::Cache,
 ) -> Result<Built> {
-    let key = cache::key(
-        source,
-        &[PTX_HEADER],
-        &options,
-        &arch.to_string(),
-        nvrtc_version,
-    );
+    let key = cache::key(k.text, &HEADERS, &options, &arch.to_string(), nvrtc_version);
     if let Some(cubin) = cache.get(&key) {
         return Ok(Built {
             cubin,
@@ -93,7 +134,7 @@ fn compile_cached(
             log: String::new(),
         });
     }
-    let out = nvrtc::compile(source, &[PTX_HEADER], kernel, &options).map_err(|e| match e {
+    let out = nvrtc::compile(k.text, &HEADERS, k.entry, &options).map_err(|e| match e {
         crate::Error::Compile {
             arch, options, log, ..
         } => crate::Error::Compile {

@@ -12,7 +12,7 @@ use crate::report::{
     VariantResult, Workload,
 };
 use crate::variant::{BuildConfig, Variant};
-use crate::workload::{HostData, View, rmsnorm};
+use crate::workload::{HostData, View};
 use crate::{Error, Result};
 use rayon::prelude::*;
 
@@ -116,10 +116,11 @@ pub fn prepare_all(
     let mut jobs = Vec::new();
     for (i, v) in variants.iter().enumerate() {
         let cfg = v.config(cfg);
-        match h
-            .unsupported_here(v, &cfg)
-            .or_else(|| views.iter().find_map(|view| v.unsupported_view(view, &cfg)))
-        {
+        match h.unsupported_here(v, &cfg).or_else(|| {
+            views
+                .iter()
+                .find_map(|view| h.workload.can_implement(v, view, &cfg).err())
+        }) {
             Some(why) => results[i].fail(Status::Skipped, why),
             None => jobs.push((i, v.clone(), cfg)),
         }
@@ -184,7 +185,7 @@ pub fn validate_case(
     dtype: DType,
     seed: u64,
 ) -> Result<(HostData, DeviceData)> {
-    let data = HostData::generate(case.view, dtype, seed);
+    let data = HostData::generate(h.workload, case.view, dtype, seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
     let mut baseline: Option<(Vec<u8>, crate::check::Verdict)> = None;
     for r in ready {
@@ -243,9 +244,9 @@ pub fn validate_case(
 
 pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
     let cfg = BuildConfig::new(o.dtype, o.view.hidden, o.tile_rows);
-    let mut variants = Variant::select(Variant::catalogue(), o.variants.as_deref())?;
+    let mut variants = Variant::select(h.workload.catalogue(), o.variants.as_deref())?;
     if !variants.iter().any(Variant::is_baseline) {
-        variants.insert(0, Variant::catalogue().remove(0));
+        variants.insert(0, h.workload.catalogue().remove(0));
     }
     let cases = {
         // the user's view last, so its validated buffers stay for timing
@@ -289,16 +290,15 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         device: h.info().clone(),
         toolchain: h.tc.clone(),
         workload: Workload {
-            name: "rmsnorm".into(),
-            formula: "Y = gelu_tanh(X * rsqrt(mean(X^2) + eps) * gamma), X a strided view, Y dense"
-                .into(),
+            name: h.workload.name().into(),
+            formula: h.workload.formula().into(),
             view: o.view,
             dtype: o.dtype,
             tile_rows: cfg.tile_rows,
             consumers: cfg.consumers,
             seed: o.seed,
-            eps: rmsnorm::EPS,
-            bytes_moved: o.view.bytes_moved(o.dtype),
+            eps: h.workload.eps(),
+            bytes_moved: h.workload.traffic(&o.view, o.dtype).bytes,
         },
         ceiling: None,
         cache: h.cache_stats().into(),
@@ -433,9 +433,11 @@ pub fn probe(
     blocks: Option<u32>,
     wait_timeout_ns: u64,
 ) -> Result<crate::check::Verdict> {
-    let all: Vec<Variant> = Variant::catalogue()
+    let all: Vec<Variant> = h
+        .workload
+        .catalogue()
         .into_iter()
-        .chain(Variant::controls())
+        .chain(h.workload.controls())
         .collect();
     let v = Variant::select(all, Some(name))?
         .into_iter()
@@ -456,7 +458,7 @@ pub fn probe(
     let built = h.build_all(&[(v.clone(), cfg)]).remove(0)?;
     let ev = h.evidence(&v, &cfg, &built)?;
     let p = h.prepare(&v, &cfg, built, ev)?;
-    let data = HostData::generate(view, dtype, seed);
+    let data = HostData::generate(h.workload, view, dtype, seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
     dd.wait_timeout_ns = wait_timeout_ns;
     let n = tiles(&view, cfg.tile_rows);

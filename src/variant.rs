@@ -1,156 +1,12 @@
-//! The catalogue of variants: workload x mechanism x stages x copy width (+ flags), and the
-//! deliberately broken controls. A variant knows what it needs from the view and the GPU, what it
-//! claims the SASS will show, and which completion protocol it relies on.
+//! The catalogue of variants: mechanism x stages x copy width (+ flags), and the deliberately
+//! broken controls. A variant knows what it needs from the GPU, what it claims the SASS will show,
+//! and which completion protocol it relies on; what it needs of a problem is the workload's rule
+//! (`Workload::can_implement`).
 
 use crate::dtype::DType;
-use crate::workload::View;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mechanism {
-    Sync,
-    Regprefetch,
-    Cpasync,
-    MemcpyAsyncPipeline,
-    MemcpyAsyncBarrier,
-    Bulk,
-    Tma,
-}
-
-impl Mechanism {
-    /// The value of MECH in kernels/rmsnorm.cu.
-    pub fn kernel_code(self) -> u32 {
-        match self {
-            Mechanism::Sync => 0,
-            Mechanism::Regprefetch => 1,
-            Mechanism::Cpasync => 2,
-            Mechanism::MemcpyAsyncPipeline => 3,
-            Mechanism::MemcpyAsyncBarrier => 4,
-            Mechanism::Bulk => 5,
-            Mechanism::Tma => 6,
-        }
-    }
-
-    /// Lowest compute capability (as 10 x major + minor) the mechanism exists on.
-    pub fn min_sm(self) -> u32 {
-        match self {
-            Mechanism::Sync | Mechanism::Regprefetch => 70,
-            Mechanism::Cpasync | Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
-                80
-            }
-            Mechanism::Bulk | Mechanism::Tma => 90,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Sync => "sync",
-            Mechanism::Regprefetch => "regprefetch",
-            Mechanism::Cpasync => "cpasync",
-            Mechanism::MemcpyAsyncPipeline => "memcpy_async+pipeline",
-            Mechanism::MemcpyAsyncBarrier => "memcpy_async+barrier",
-            Mechanism::Bulk => "bulk",
-            Mechanism::Tma => "tma",
-        }
-    }
-
-    fn uses_mbarrier_ring(self) -> bool {
-        matches!(self, Mechanism::Bulk | Mechanism::Tma)
-    }
-}
-
-/// How a cuda::memcpy_async call is spelled: the size and element type decide the lowering.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum McaForm {
-    /// cuda::aligned_size_t<16> on the element pointer.
-    Aligned16,
-    /// A plain size_t: only the element type's alignment is known.
-    ElementAligned,
-    /// aligned_size_t<16> on a type with a user-defined copy assignment.
-    NotTriviallyCopyable,
-}
-
-impl McaForm {
-    fn code(self) -> u32 {
-        match self {
-            McaForm::Aligned16 => 0,
-            McaForm::ElementAligned => 1,
-            McaForm::NotTriviallyCopyable => 2,
-        }
-    }
-}
-
-/// One protocol step broken on purpose. Controls must fail validation on every run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Control {
-    SkipWait,
-    EarlyRelease,
-    Overfill,
-    CommitAfterWait,
-    WrongParity,
-    NoExpectTx,
-    /// Host side: the tensor map's row stride is 16 bytes short of the view's.
-    WrongStride,
-    /// cp.async: no empty group is committed past the last tile, so while the pipeline drains
-    /// wait_group<S-2> lets the last tiles through unwaited.
-    DrainNoCommit,
-}
-
-impl Control {
-    /// The value of CONTROL in the kernel (0 for controls that break the host side only).
-    fn code(self) -> u32 {
-        match self {
-            Control::SkipWait => 1,
-            Control::EarlyRelease => 2,
-            Control::Overfill => 3,
-            Control::CommitAfterWait => 4,
-            Control::WrongParity => 5,
-            Control::NoExpectTx => 6,
-            Control::WrongStride => 0,
-            Control::DrainNoCommit => 7,
-        }
-    }
-
-    pub fn describe(self) -> &'static str {
-        match self {
-            Control::SkipWait => "consumer reads the slot without waiting for its copy",
-            Control::EarlyRelease => "slot released before every reader finished",
-            Control::Overfill => {
-                "producer refills the slot being read (one tile more in flight than slots)"
-            }
-            Control::CommitAfterWait => {
-                "cp.async commit placed after the wait (the wait covers nothing)"
-            }
-            Control::WrongParity => "consumer waits on the other mbarrier phase parity",
-            Control::NoExpectTx => {
-                "producer arrives without expect_tx (phase completes before the bytes land)"
-            }
-            Control::WrongStride => "tensor map row stride 16 bytes short of the view's",
-            Control::DrainNoCommit => {
-                "no empty cp.async group past the last tile (the draining wait covers too few)"
-            }
-        }
-    }
-}
-
-/// What the SASS must show for the variant's claim to hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
-pub enum Claim {
-    /// No asynchronous copy at all; the data goes through registers (LDG then STS).
-    Synchronous,
-    /// cp.async of `bytes` per instruction (LDGSTS), L1-bypassing when `bypass`.
-    Ldgsts { bytes: u32, bypass: bool },
-    /// cp.async.bulk (UBLKCP).
-    BulkCopy,
-    /// cp.async.bulk.tensor (UTMALDG).
-    TensorCopy,
-    /// A high-level API (cuda::memcpy_async): any asynchronous copy; which one is reported as found.
-    AnyAsync,
-}
+pub use crate::mechanism::{Claim, Control, McaForm, Mechanism};
 
 /// Everything that shapes one kernel build besides the variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -241,7 +97,7 @@ impl Variant {
     }
 
     /// The same variant built for tiles of about `kib` KiB, named for it.
-    fn with_tile(self, kib: u32) -> Variant {
+    pub fn with_tile(self, kib: u32) -> Variant {
         Variant {
             name: format!("{}-{kib}k", self.name),
             tile_kib: Some(kib),
@@ -260,7 +116,7 @@ impl Variant {
         }
     }
 
-    fn cpasync(stages: u32, bytes: u32) -> Variant {
+    pub fn cpasync(stages: u32, bytes: u32) -> Variant {
         let cg = bytes == 16;
         let name = format!("cpasync-{}{bytes}-s{stages}", if cg { "cg" } else { "ca" });
         Variant {
@@ -269,7 +125,7 @@ impl Variant {
         }
     }
 
-    fn mca(mechanism: Mechanism, form: McaForm, stages: u32) -> Variant {
+    pub fn mca(mechanism: Mechanism, form: McaForm, stages: u32) -> Variant {
         let api = if mechanism == Mechanism::MemcpyAsyncPipeline {
             "pipeline"
         } else {
@@ -286,7 +142,7 @@ impl Variant {
         }
     }
 
-    fn ring(mechanism: Mechanism, stages: u32, ws: bool) -> Variant {
+    pub fn ring(mechanism: Mechanism, stages: u32, ws: bool) -> Variant {
         let name = format!(
             "{}{}-s{stages}",
             mechanism.name(),
@@ -298,7 +154,7 @@ impl Variant {
         }
     }
 
-    fn control(base: Variant, control: Control, name: &str) -> Variant {
+    pub fn control(base: Variant, control: Control, name: &str) -> Variant {
         Variant {
             name: name.to_string(),
             control: Some(control),
@@ -517,44 +373,11 @@ impl Variant {
         None
     }
 
-    /// Why this variant cannot take this view, if it cannot.
-    pub fn unsupported_view(&self, view: &View, cfg: &BuildConfig) -> Option<String> {
-        let es = cfg.dtype.size();
-        let align = match self.mechanism {
-            Mechanism::Bulk | Mechanism::Tma => 16,
-            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
-                self.bytes_per_copy(cfg) as usize
-            }
-            _ => self.copy_bytes as usize,
-        };
-        if !(view.offset * es).is_multiple_of(align)
-            || !(view.row_stride * es).is_multiple_of(align)
-        {
-            return Some(format!(
-                "rows must start {align}-byte aligned: offset {} B and row stride {} B must be multiples of {align}",
-                view.offset * es,
-                view.row_stride * es
-            ));
-        }
-        if self.mechanism == Mechanism::Tma
-            && let Err(e) = crate::tma::rmsnorm_map(view, cfg.dtype, cfg.tile_rows, 0, None)
-        {
-            return Some(format!("no valid tensor map: {e}"));
-        }
-        if self.control == Some(Control::WrongStride) && view.row_stride < view.hidden + 16 / es {
-            return Some(
-                "the wrong-stride control needs a view strided by at least 16 bytes".into(),
-            );
-        }
-        None
-    }
-
-    /// The -D options that select this variant in kernels/rmsnorm.cu.
+    /// The -D options that select this variant's pipeline (kernels/pipeline/pipeline.cuh) and
+    /// precision; the workload adds its own.
     pub fn defines(&self, cfg: &BuildConfig) -> Vec<String> {
         let mut d = vec![
             format!("-DDTYPE={}", cfg.dtype.kernel_code()),
-            format!("-DHIDDEN={}", cfg.hidden),
-            format!("-DTILE_ROWS={}", cfg.tile_rows),
             format!("-DCONSUMERS={}", cfg.consumers),
             format!("-DSTAGES={}", self.stages),
             format!("-DMECH={}", self.mechanism.kernel_code()),
@@ -657,14 +480,7 @@ mod tests {
     fn requirements_name_what_is_wrong() {
         let c = cfg();
         let cp = Variant::cpasync(2, 16);
-        let ok = View::new(100, 4096, Some(4160), 64, None, DType::Bf16).unwrap();
-        assert_eq!(cp.unsupported_view(&ok, &c), None);
         assert_eq!(cp.unsupported_on(90, 232448, &c), None);
-        let odd = View::new(100, 4096, Some(4100), 4, None, DType::Bf16).unwrap();
-        let why = cp.unsupported_view(&odd, &c).unwrap();
-        assert!(why.contains("16-byte aligned"), "{why}");
-        // 4-byte copies take rows aligned to 4 bytes
-        assert_eq!(Variant::cpasync(2, 4).unsupported_view(&odd, &c), None);
         let why = cp.unsupported_on(75, 232448, &c).unwrap();
         assert!(why.contains("needs sm_80"), "{why}");
         let tma = Variant::ring(Mechanism::Tma, 4, false);
@@ -675,17 +491,6 @@ mod tests {
         );
         let why = tma.unsupported_on(90, 32768, &c).unwrap();
         assert!(why.contains("exceeds"), "{why}");
-        let dense = View::new(100, 4096, None, 0, None, DType::Bf16).unwrap();
-        let ctl = Variant::controls()
-            .into_iter()
-            .find(|v| v.control == Some(Control::WrongStride))
-            .unwrap();
-        assert!(
-            ctl.unsupported_view(&dense, &c)
-                .unwrap()
-                .contains("strided")
-        );
-        assert_eq!(ctl.unsupported_view(&ok, &c), None);
     }
 
     #[test]

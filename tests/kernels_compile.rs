@@ -1,5 +1,5 @@
-//! Every variant, control, stress, timeline and stage-probe build, and the shared-memory poison
-//! kernel, compiles for sm_80 and sm_90.
+//! Every variant, control, stress, timeline and stage-probe build of every workload, and the
+//! shared-memory poison kernel, compiles for sm_80 and sm_90.
 //! Needs NVRTC (a CUDA toolkit, CUDA_HOME for headers), so it is ignored by default:
 //! `cargo test --test kernels_compile -- --ignored`.
 
@@ -17,13 +17,17 @@ fn every_build_compiles_and_attests() {
     let tc = Toolchain::discover();
     let (a, b) = tilepipe::gpu::nvrtc::version().expect("NVRTC");
     let nvrtc = format!("{a}.{b}");
-    let all: Vec<Variant> = Variant::catalogue()
-        .into_iter()
-        .chain(Variant::controls())
-        .collect();
+    for w in tilepipe::workload::all() {
+        every_build_of(w, &tc, &nvrtc);
+    }
+}
+
+fn every_build_of(w: &dyn tilepipe::workload::Workload, tc: &Toolchain, nvrtc: &str) {
+    let all: Vec<Variant> = w.catalogue().into_iter().chain(w.controls()).collect();
+    let entry = w.kernel().entry;
     for arch in ["sm_90", "sm_80"] {
         let arch: Arch = arch.parse().unwrap();
-        let poison = kernels::build_poison(arch, &tc, &nvrtc, &Cache::disabled()).unwrap();
+        let poison = kernels::build_poison(arch, tc, nvrtc, &Cache::disabled()).unwrap();
         assert!(!poison.cubin.is_empty());
         for dt in DType::ALL {
             for hidden in [4096, 1544] {
@@ -47,13 +51,13 @@ fn every_build_compiles_and_attests() {
                         .map(|v| (v, v.config(&cfg)))
                         .filter(|(v, cfg)| v.unsupported_on(arch.sm(), 232448, cfg).is_none())
                     {
-                        let built = kernels::build(v, &cfg, arch, &tc, &nvrtc, &Cache::disabled())
-                            .unwrap_or_else(|e| panic!("{} {dt} {hidden} {cfg:?}: {e}", v.name));
+                        let built = kernels::build(w, v, &cfg, arch, tc, nvrtc, &Cache::disabled())
+                            .unwrap_or_else(|e| {
+                                panic!("{} {} {dt} {hidden} {cfg:?}: {e}", w.name(), v.name)
+                            });
                         assert!(!built.cubin.is_empty());
                         if cfg == v.config(&base) && tc.nvdisasm.is_some() {
-                            let ev =
-                                sass::examine(&built.cubin, &tc, kernels::KERNEL_NAME, v.claim())
-                                    .unwrap();
+                            let ev = sass::examine(&built.cubin, tc, entry, v.claim()).unwrap();
                             assert!(
                                 v.claim() == tilepipe::variant::Claim::AnyAsync
                                     || ev.attestation.is_attested(),
@@ -63,7 +67,7 @@ fn every_build_compiles_and_attests() {
                             );
                             let published = sass::parse::parse(&ev.listing)
                                 .iter()
-                                .find(|f| f.name == kernels::KERNEL_NAME)
+                                .find(|f| f.name == entry)
                                 .and_then(sass::protocol::init_published);
                             assert!(
                                 published.is_none_or(|p| p.is_ok()),

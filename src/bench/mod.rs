@@ -5,8 +5,9 @@ pub mod stats;
 pub use stats::{Ceiling, Repeat, Summary, Timing};
 
 use crate::clocks::{ClockSample, ClockTrace};
-use crate::gpu::{DevBuf, KernelParams};
+use crate::gpu::DevBuf;
 use crate::harness::{HANG_LIMIT, Harness, Prepared};
+use crate::workload::rows::RowParams;
 use crate::{Error, Result};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -44,7 +45,7 @@ pub fn time_kernel(
     h: &Harness,
     p: &Prepared,
     grid: u32,
-    sets: &[KernelParams],
+    sets: &[RowParams],
     opts: &TimingOptions,
 ) -> Result<Timing> {
     assert!(!sets.is_empty());
@@ -145,7 +146,7 @@ pub fn submit_vs_device(
     h: &Harness,
     p: &Prepared,
     grid: u32,
-    params: &KernelParams,
+    params: &RowParams,
     launches: usize,
 ) -> Result<SubmitVsDevice> {
     let (a, b) = (h.gpu.event(true)?, h.gpu.event(true)?);

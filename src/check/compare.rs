@@ -1,6 +1,6 @@
 //! Output comparison. Pure functions over host buffers, so every rule is tested without a GPU.
 
-use crate::dtype::DType;
+use crate::dtype::{DType, Tolerance};
 use crate::workload::HostData;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -65,7 +65,7 @@ impl Acc {
 /// Compares a dense [tokens x hidden] output with the f64 reference computed from `data`.
 pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdict {
     let (view, dt) = (data.view, data.dtype);
-    let tol = dt.tolerance();
+    let tol = data.tolerance();
     let h = view.hidden;
     let acc = (0..view.tokens)
         .into_par_iter()
@@ -136,7 +136,7 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
         first_wrong: acc.first,
         ..Verdict::default()
     };
-    v.conclude(dt);
+    v.conclude(tol);
     v
 }
 
@@ -169,14 +169,13 @@ pub fn against_baseline(
         against_reference(out, data, tile_rows)
     };
     v.differs_from_baseline = Some(differ);
-    v.conclude(data.dtype);
+    v.conclude(data.tolerance());
     v
 }
 
 impl Verdict {
     /// Sets `passed` and `failure` from the counts.
-    fn conclude(&mut self, dt: DType) {
-        let tol = dt.tolerance();
+    fn conclude(&mut self, tol: Tolerance) {
         let mut why = Vec::new();
         if self.unwritten > 0 {
             why.push(format!("{} elements never written", self.unwritten));
@@ -239,7 +238,7 @@ mod tests {
 
     fn setup(dt: DType) -> (HostData, Vec<u8>) {
         let view = View::new(37, 64, Some(72), 8, None, dt).unwrap();
-        let data = HostData::generate(view, dt, 11);
+        let data = HostData::generate(&crate::workload::rmsnorm::RmsNorm, view, dt, 11);
         let out = reference_output(&data);
         (data, out)
     }

@@ -90,9 +90,11 @@ pub fn run_all(
         return Ok(());
     };
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
-    let all: Vec<Variant> = Variant::catalogue()
+    let all: Vec<Variant> = h
+        .workload
+        .catalogue()
         .into_iter()
-        .chain(Variant::controls())
+        .chain(h.workload.controls())
         .collect();
     let chosen = Variant::select(all, Some(variants))?;
     for tool in tools {
@@ -114,7 +116,11 @@ pub fn run_all(
             ]
             .iter()
             .map(|s| s.to_string())
-            .chain([seed.to_string()])
+            .chain([
+                seed.to_string(),
+                "--workload".into(),
+                h.workload.name().into(),
+            ])
             .collect();
             let f = run(&sanitizer, tool, &exe, &v.name, &args)?;
             let n = f.reported;

@@ -8,7 +8,6 @@ pub use super::outcome::{SuiteReport, TestResult};
 use crate::Result;
 use crate::dtype::DType;
 use crate::harness::Harness;
-use crate::progress::Progress;
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
 use crate::sass::Attestation;
@@ -73,20 +72,18 @@ fn prepare_into(
 
 pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     let mut report = SuiteReport::default();
-    let mut correct = Variant::matching(Variant::catalogue(), o.variants.as_deref());
-    let controls = Variant::matching(Variant::controls(), o.variants.as_deref());
+    let w = h.workload;
+    let mut correct = Variant::matching(w.catalogue(), o.variants.as_deref());
+    let controls = Variant::matching(w.controls(), o.variants.as_deref());
     if correct.is_empty() && controls.is_empty() {
         // select names what is allowed
         Variant::select(
-            Variant::catalogue()
-                .into_iter()
-                .chain(Variant::controls())
-                .collect(),
+            w.catalogue().into_iter().chain(w.controls()).collect(),
             o.variants.as_deref(),
         )?;
     }
     if !correct.iter().any(Variant::is_baseline) {
-        correct.insert(0, Variant::catalogue().remove(0));
+        correct.insert(0, w.catalogue().remove(0));
     }
     for &dtype in &o.dtypes {
         for &hidden in &o.hidden {
@@ -108,7 +105,7 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
                 &mut report,
                 &format!("{tag} stress"),
             );
-            evidence_tests(&h.progress, &mut report, &clean, &tag);
+            evidence_tests(h, &mut report, &clean, &tag);
             let baseline: Vec<&Ready> = clean
                 .iter()
                 .filter(|r| r.prepared.variant.is_baseline())
@@ -158,7 +155,8 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     Ok(report)
 }
 
-fn evidence_tests(progress: &Progress, report: &mut SuiteReport, ready: &[Ready], tag: &str) {
+fn evidence_tests(h: &Harness, report: &mut SuiteReport, ready: &[Ready], tag: &str) {
+    let progress = &h.progress;
     for r in ready {
         let p = &r.prepared;
         let res = &p.resources;
@@ -176,7 +174,7 @@ fn evidence_tests(progress: &Progress, report: &mut SuiteReport, ready: &[Ready]
         );
         let kernel = crate::sass::parse::parse(&p.sass.listing)
             .into_iter()
-            .find(|f| f.name == crate::kernels::KERNEL_NAME);
+            .find(|f| f.name == h.workload.kernel().entry);
         if let Some(verdict) = kernel
             .as_ref()
             .and_then(crate::sass::protocol::init_published)

@@ -7,7 +7,7 @@ use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::harness::Harness;
 use tilepipe::progress::Progress;
-use tilepipe::workload::View;
+use tilepipe::workload::{self, View, Workload};
 
 #[derive(Args, Clone)]
 pub struct ProblemArgs {
@@ -50,8 +50,17 @@ impl ProblemArgs {
     }
 }
 
+/// A workload by name, for clap: the error lists the names allowed.
+pub fn workload_arg(name: &str) -> Result<&'static dyn Workload, String> {
+    workload::by_name(name).map_err(|e| e.to_string())
+}
+
 #[derive(Args, Clone)]
 pub struct GpuArgs {
+    /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU) or copy (the identity,
+    /// movement alone).
+    #[arg(long, default_value = "rmsnorm", value_parser = workload_arg)]
+    pub workload: &'static dyn Workload,
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -74,6 +83,7 @@ impl GpuArgs {
     pub fn open(&self) -> tilepipe::Result<Harness> {
         Harness::open(
             self.device,
+            self.workload,
             self.cache(),
             Progress::new(Arc::new(super::progress::Terminal::new(self.quiet))),
         )

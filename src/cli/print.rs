@@ -20,7 +20,8 @@ pub fn notice(text: &str) {
 /// The run's first lines: the problem, the cache, the copy ceiling.
 pub fn run_header(r: &RunResults, view: &View, stats: CacheStats) {
     println!(
-        "rmsnorm {} tokens {} hidden {} stride {} offset {} ({} MiB moved), tile {} rows; cubin cache: {} hits, {} compiled",
+        "{} {} tokens {} hidden {} stride {} offset {} ({} MiB moved), tile {} rows; cubin cache: {} hits, {} compiled",
+        r.workload.name,
         r.workload.dtype,
         view.tokens,
         view.hidden,

@@ -33,6 +33,7 @@ pub struct SassArgs {
 
 pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
     let ev = tilepipe::sass::inspect(
+        a.gpu.workload,
         &a.variant,
         a.arch,
         a.dtype,

@@ -8,7 +8,7 @@ pub mod nvrtc;
 mod tensor_map;
 
 pub use device::DeviceInfo;
-pub use tensor_map::encode_tensor_map;
+pub use tensor_map::{L2Promotion, OobFill, Swizzle, TensorMapSpec, encode_tensor_map};
 
 use crate::{Error, Result};
 use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute};
@@ -20,27 +20,14 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Mirrors `struct Params` in kernels/rmsnorm.cu, passed by value as a `__grid_constant__`.
-#[repr(C, align(64))]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct KernelParams {
-    pub tensor_map: [u64; 16],
-    pub x: u64,
-    pub y: u64,
-    pub gamma: u64,
-    pub trace: u64,
-    pub status: u64,
-    pub row_stride: i64,
-    pub timeout_ns: u64,
-    pub tokens: i32,
-    pub ntiles: i32,
-    pub seed: u32,
-    pub trace_blocks: u32,
-}
-const _: () = assert!(std::mem::size_of::<KernelParams>() == 256);
+/// Kernel parameters of any workload, passed by value as one `__grid_constant__` struct whose
+/// layout the type mirrors. Plain old data (bytemuck's Pod: no padding, any bit pattern valid),
+/// so handing its bytes to the driver is sound for every such type.
+#[repr(transparent)]
+struct Params<P>(P);
 
-// SAFETY: plain old data with the exact layout of the kernel's Params (size asserted on both sides).
-unsafe impl DeviceRepr for KernelParams {}
+// SAFETY: P is Pod: its bytes are exactly what the kernel's parameter struct receives.
+unsafe impl<P: bytemuck::Pod> DeviceRepr for Params<P> {}
 
 /// Registers, shared and local memory, as the driver reports them for a loaded kernel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -209,23 +196,24 @@ impl Gpu {
 
     /// Submits one launch; the return code of cuLaunchKernel is checked here, faults inside the
     /// kernel surface at the next `finish`.
-    pub fn launch(
+    pub fn launch<P: bytemuck::Pod>(
         &self,
         k: &Kernel,
         grid: u32,
         threads: u32,
         dyn_smem: u32,
-        params: &KernelParams,
+        params: &P,
     ) -> Result<()> {
         let cfg = LaunchConfig {
             grid_dim: (grid, 1, 1),
             block_dim: (threads, 1, 1),
             shared_mem_bytes: dyn_smem,
         };
+        let params = Params(*params);
         let mut b = self.stream.launch_builder(&k.func);
-        b.arg(params);
-        // SAFETY: the kernel takes exactly one argument, `const __grid_constant__ Params`, whose
-        // layout KernelParams mirrors; every pointer in it is a live allocation of the sizes the
+        b.arg(&params);
+        // SAFETY: the kernel takes exactly one argument, a `const __grid_constant__` struct whose
+        // layout P mirrors (each workload asserts its size on both sides); every pointer in it is a live allocation of the sizes the
         // kernel was built for (checked by the caller's plan).
         unsafe { b.launch(cfg) }
             .map(|_| ())

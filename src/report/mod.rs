@@ -106,7 +106,9 @@ pub struct Workload {
     pub tile_rows: usize,
     pub consumers: u32,
     pub seed: u64,
-    pub eps: f64,
+    /// The epsilon built into the kernel, where the formula has one.
+    #[serde(default)]
+    pub eps: Option<f64>,
     pub bytes_moved: u64,
 }
 

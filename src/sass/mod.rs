@@ -169,6 +169,7 @@ pub struct Inspection {
 /// Builds one variant (or control) for `arch`, or for the GPU's architecture when none is given,
 /// and examines its SASS.
 pub fn inspect(
+    w: &dyn crate::workload::Workload,
     name: &str,
     arch: Option<crate::arch::Arch>,
     dtype: crate::dtype::DType,
@@ -178,10 +179,7 @@ pub fn inspect(
     device: usize,
 ) -> Result<Inspection> {
     use crate::variant::{BuildConfig, Variant};
-    let all: Vec<Variant> = Variant::catalogue()
-        .into_iter()
-        .chain(Variant::controls())
-        .collect();
+    let all: Vec<Variant> = w.catalogue().into_iter().chain(w.controls()).collect();
     let variant = all
         .iter()
         .find(|v| v.name == name)
@@ -201,15 +199,12 @@ pub fn inspect(
     let tc = Toolchain::discover();
     let cfg = variant.config(&BuildConfig::new(dtype, hidden, tile_rows));
     let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
-    let built = crate::kernels::build(&variant, &cfg, arch, &tc, &nvrtc, &cache)?;
-    let evidence = examine(
-        &built.cubin,
-        &tc,
-        crate::kernels::KERNEL_NAME,
-        variant.claim(),
-    )?;
+    let built = crate::kernels::build(w, &variant, &cfg, arch, &tc, &nvrtc, &cache)?;
+    let entry = w.kernel().entry;
+    let evidence = examine(&built.cubin, &tc, entry, variant.claim())?;
     let mut header = format!(
-        "{} ({} {dtype} hidden {hidden}, tile {} rows) for {arch}, NVRTC {nvrtc}{}\nclaim: {}\nattestation: {}\ncompletion: {}\n",
+        "{} {} ({} {dtype} hidden {hidden}, tile {} rows) for {arch}, NVRTC {nvrtc}{}\nclaim: {}\nattestation: {}\ncompletion: {}\n",
+        w.name(),
         variant.name,
         variant.mechanism.name(),
         cfg.tile_rows,
@@ -224,7 +219,7 @@ pub fn inspect(
     );
     if let Some(v) = parse::parse(&evidence.listing)
         .iter()
-        .find(|f| f.name == crate::kernels::KERNEL_NAME)
+        .find(|f| f.name == entry)
         .and_then(protocol::init_published)
     {
         header.push_str(&format!(

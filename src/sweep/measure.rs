@@ -99,7 +99,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                 "generating {} MiB of inputs for up to {max_tiles} tiles",
                 (need / 2) >> 20
             ));
-            let data = HostData::generate(view, dtype, o.seed);
+            let data = HostData::generate(h.workload, view, dtype, o.seed);
             let dd = DeviceData::upload(&h.gpu, &data)?;
             drop(data);
             let mut tile_counts = o.spec.tiles.clone();

@@ -48,7 +48,7 @@ pub fn capture(
             reason: bad.detail.clone().unwrap_or_default(),
         });
     }
-    let data = HostData::generate(o.view, o.dtype, o.seed);
+    let data = HostData::generate(h.workload, o.view, o.dtype, o.seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
     let words = o.blocks as usize * o.tiles as usize * EVENTS.len() * WORDS;
     let mut trace = h.gpu.alloc(words * 8, "the timeline buffer")?;
@@ -68,8 +68,8 @@ pub fn capture(
             .device
             .median;
         let mut params = dd.params(&h.gpu, t, 0)?;
-        params.trace = h.gpu.ptr(&trace);
-        params.trace_blocks = o.blocks;
+        params.ctl.trace = h.gpu.ptr(&trace);
+        params.ctl.trace_blocks = o.blocks;
         let instrumented_ms = bench::time_kernel(h, t, grid, &[params], &timing)?
             .device
             .median;

@@ -1,0 +1,113 @@
+// What every pipeline shares besides its PTX: the build switches, the control codes, the launch's
+// control block (timeline buffer, status word, wait bound, stress seed), stress perturbation,
+// timeline events and bounded mbarrier waits. Compiled out unless a build asks for them.
+#pragma once
+#include "common/ptx.cuh"
+
+// Set by tilepipe with -D (defaults: a clean build):
+//   STRESS (bit 1: sleep in the producer, bit 2: in the consumer)   TRACE_TILES (0: no timeline)
+//   CONTROL (a deliberately broken protocol step, 0: none)   ONLY (stage probes, below)
+#ifndef CONTROL
+#define CONTROL 0
+#endif
+#ifndef STRESS
+#define STRESS 0
+#endif
+#ifndef TRACE_TILES
+#define TRACE_TILES 0
+#endif
+// ONLY 1: copy stage alone (the compute body returns at once); 2: compute stage alone (one tile
+// loaded once, computed for every tile). Model probes for the stage times, never validated results.
+#ifndef ONLY
+#define ONLY 0
+#endif
+
+#define CTL_SKIP_WAIT 1          // consumer reads a slot without waiting for its copy
+#define CTL_EARLY_RELEASE 2      // slot handed back before every reader finished
+#define CTL_OVERFILL 3           // producer refills the slot being read (one tile more in flight than slots)
+#define CTL_COMMIT_AFTER_WAIT 4  // cp.async: the wait runs before the group it should cover is committed
+#define CTL_WRONG_PARITY 5       // mbarrier: consumer waits on the other phase parity
+#define CTL_NO_EXPECT_TX 6       // mbarrier: producer arrives without announcing the transaction bytes
+#define CTL_DRAIN_NO_COMMIT 7    // cp.async: no empty group past the last tile, so draining waits cover too few
+
+// The part of every workload's Params that the pipeline itself uses. The host mirrors it
+// (engine::Ctl); both sides assert its size.
+struct Ctl {
+    u64* trace;          // timeline records (TRACE_TILES > 0)
+    u32* status;         // [0] set on a timed-out wait; [1..5] block, stage, parity, role, step k
+    u64 timeout_ns;      // bound on every mbarrier wait
+    u32 seed;            // stress perturbation seed
+    u32 trace_blocks;    // blocks that record a timeline
+};
+static_assert(sizeof(Ctl) == 32, "host and device disagree on Ctl");
+
+#define ROLE_PRODUCER 1
+#define ROLE_CONSUMER 2
+
+__device__ __forceinline__ u32 mix(u32 h) {
+    h ^= h >> 16;
+    h *= 0x7feb352dU;
+    h ^= h >> 15;
+    h *= 0x846ca68bU;
+    h ^= h >> 16;
+    return h;
+}
+
+// Random-length sleeps widen race windows; each warp draws its own so warps drift apart.
+__device__ __forceinline__ void perturb(const Ctl& c, int k, int role) {
+#if STRESS
+    if (STRESS & role) {
+        const u32 h = mix(c.seed ^ mix(blockIdx.x * 0x9E3779B9U + k) ^ ((threadIdx.x >> 5) * 0x85EBCA6BU) ^ role);
+        if ((h & 3U) == 0U) __nanosleep(64U + ((h >> 8) & 4095U));
+    }
+#endif
+}
+
+#define EV_ISSUE 0
+#define EV_READY 1
+#define EV_COMPUTE_BEGIN 2
+#define EV_COMPUTE_END 3
+#define EV_RELEASE 4
+#define EV_COUNT 5
+
+// Records %globaltimer (ns, common to all SMs) and clock64 (cycles of this SM, fine-grained) for
+// event ev of the k-th step of a sampled block, by one thread per role.
+__device__ __forceinline__ void trace(const Ctl& c, int k, int ev, bool recorder) {
+#if TRACE_TILES
+    if (recorder && blockIdx.x < c.trace_blocks && k < TRACE_TILES) {
+        u64* slot = c.trace + (((u64)blockIdx.x * TRACE_TILES + k) * EV_COUNT + ev) * 2;
+        slot[0] = global_timer_ns();
+        slot[1] = clock64();
+    }
+#endif
+}
+
+__device__ __forceinline__ void report_timeout(const Ctl& c, int stage, u32 parity, int role, int k) {
+    if (atomicCAS(&c.status[0], 0U, 1U) == 0U) {
+        c.status[1] = blockIdx.x;
+        c.status[2] = stage;
+        c.status[3] = parity;
+        c.status[4] = role;
+        c.status[5] = k;
+        __threadfence();
+    }
+}
+
+__device__ __forceinline__ bool aborted(const Ctl& c) { return *reinterpret_cast<volatile u32*>(c.status) != 0U; }
+
+// Bounded wait. A lost completion sets the launch's abort flag (with where it happened); from then
+// on every wait in every block returns at once, so all threads run to the end of their loops and
+// no barrier is left waiting on a thread that quit. Such a launch is reported as a timeout.
+// k: the block's step the wait is for, reported with a timeout.
+__device__ __forceinline__ bool wait_phase(const Ctl& c, u64* bar, u32 parity, int stage, int role, int k) {
+    if (mbar_try_wait(bar, parity)) return true;
+    const u64 start = global_timer_ns();
+    while (!mbar_try_wait(bar, parity)) {
+        if (aborted(c)) return false;
+        if (global_timer_ns() - start > c.timeout_ns) {
+            report_timeout(c, stage, parity, role, k);
+            return false;
+        }
+    }
+    return true;
+}

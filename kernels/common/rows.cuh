@@ -1,0 +1,78 @@
+// Row tiles of a strided activation view X [tokens x HIDDEN] (row stride and offset in elements):
+// the producer side shared by every row workload. A persistent block walks tiles first, first + G,
+// first + 2G, ... (G = gridDim.x); step k of a block is its k-th tile. Slots hold TILE_ROWS rows
+// densely, so a tile can be copied per thread (COPY_BYTES units), per row (bulk, memcpy_async) or
+// as one box of a rank-3 tensor map {chunk, HIDDEN/chunk, tokens} (TMA).
+//
+// Set by tilepipe with -D: DTYPE, HIDDEN (elements per row, HIDDEN * size % 16 == 0), TILE_ROWS.
+#pragma once
+#include "common/elem.cuh"
+#include "common/hooks.cuh"
+
+#define ROW_BYTES (HIDDEN * ESIZE)
+#define NVEC_ROW (HIDDEN / VEC)  // 16-byte vectors per row
+#define UNITS_ROW (ROW_BYTES / COPY_BYTES)
+static_assert(HIDDEN % VEC == 0, "a row must be a whole number of 16-byte vectors");
+static_assert(ROW_BYTES % COPY_BYTES == 0, "a row must be a whole number of copies");
+
+// Kernel parameters of a row workload, passed by value as a __grid_constant__ so the tensor map
+// lives in param space. The host mirrors this layout (workload::rows::RowParams); both sides
+// assert its size.
+struct __align__(64) RowParams {
+    u64 tensor_map[16];      // CUtensorMap (TMA only)
+    Ctl ctl;
+    const elem_t* x;         // first element of the view (base + offset)
+    elem_t* y;               // dense [tokens x HIDDEN]
+    const elem_t* aux;       // a per-column vector of HIDDEN (RMSNorm's gamma), or null
+    long long row_stride;    // elements between rows of x
+    int tokens;
+    int ntiles;
+    u64 reserved[7];
+};
+static_assert(sizeof(RowParams) == 256, "host and device disagree on RowParams");
+
+struct RowTiles {
+    static constexpr int SLOT_BYTES = ((TILE_ROWS * ROW_BYTES) + 127) / 128 * 128;
+    static constexpr int MAX_UNITS = TILE_ROWS * UNITS_ROW;
+
+    const RowParams& p;
+    int first, G;
+
+    __device__ __forceinline__ RowTiles(const RowParams& params) : p(params), first(blockIdx.x), G(gridDim.x) {}
+
+    __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
+    __device__ __forceinline__ int tile(int k) const { return first + k * G; }
+    __device__ __forceinline__ int steps() const { return (p.ntiles - first + G - 1) / G; }
+    __device__ __forceinline__ bool has(int k) const { return tile(k) < p.ntiles; }
+
+    // Rows in tile t: TILE_ROWS, fewer in the tail tile.
+    __device__ __forceinline__ int tile_rows(int t) const {
+        const int r = p.tokens - t * TILE_ROWS;
+        return r < TILE_ROWS ? r : TILE_ROWS;
+    }
+    __device__ __forceinline__ const elem_t* tile_src(int t) const { return p.x + (long long)t * TILE_ROWS * p.row_stride; }
+
+    // Copy unit u of step k: row u / UNITS_ROW, byte offset (u % UNITS_ROW) * COPY_BYTES; it lands
+    // u * COPY_BYTES into its slot.
+    __device__ __forceinline__ int units(int k) const { return tile_rows(tile(k)) * UNITS_ROW; }
+    __device__ __forceinline__ const char* unit_src(int k, int u) const {
+        return reinterpret_cast<const char*>(tile_src(tile(k)) + (long long)(u / UNITS_ROW) * p.row_stride) +
+               (u % UNITS_ROW) * COPY_BYTES;
+    }
+    __device__ __forceinline__ int unit_dst(int u) const { return u * COPY_BYTES; }
+
+    __device__ __forceinline__ int rows(int k) const { return tile_rows(tile(k)); }
+    __device__ __forceinline__ const elem_t* row_src(int k, int r) const {
+        return tile_src(tile(k)) + (long long)r * p.row_stride;
+    }
+    __device__ __forceinline__ int row_dst(int r) const { return r * ROW_BYTES; }
+    __device__ __forceinline__ int row_bytes() const { return ROW_BYTES; }
+
+    __device__ __forceinline__ u32 tma_bytes() const { return TILE_ROWS * ROW_BYTES; }
+    __device__ __forceinline__ void tma_prefetch() const { tma_prefetch_descriptor(p.tensor_map); }
+    __device__ __forceinline__ void tma_load(void* slot, int k, u64* bar) const {
+        tma_load_3d(slot, p.tensor_map, 0, 0, tile(k) * TILE_ROWS, bar);
+    }
+
+    __device__ __forceinline__ void finish(int) const {}
+};

@@ -1,0 +1,34 @@
+// copy: Y = X over row tiles of a strided activation view, through the same pipelines as every
+// workload. The compute stage is the identity (read the slot, write it out), so a variant's time is
+// its movement alone, against the device-to-device copy ceiling.
+//
+// Set by tilepipe with -D: the row tiles' DTYPE, HIDDEN, TILE_ROWS (common/rows.cuh) and the
+// pipeline's MECH, STAGES, CONSUMERS, ... (pipeline/pipeline.cuh).
+
+#include "common/rows.cuh"
+#include "pipeline/pipeline.cuh"
+
+struct Copy : RowTiles {
+    __device__ __forceinline__ Copy(const RowParams& params) : RowTiles(params) {}
+
+    // Stores the tile in slot to its dense rows of Y. `between` runs before the first read, and
+    // the consumer's stress sleep after it, so a refill that lands early is read back.
+    template <class Between>
+    __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) const {
+#if ONLY == 1
+        return;
+#endif
+        between();
+        perturb(p.ctl, k, ROLE_CONSUMER);
+        const int t = tile(k), vectors = tile_rows(t) * NVEC_ROW;
+        uint4* out = reinterpret_cast<uint4*>(p.y + (long long)t * TILE_ROWS * HIDDEN);
+        for (int v = ctid; v < vectors; v += CONSUMERS)
+            st_global_cs_v4(out + v, reinterpret_cast<const uint4*>(slot)[v]);
+    }
+};
+
+extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_copy(const __grid_constant__ RowParams p) {
+    if (blockIdx.x >= p.ntiles) return;  // a block that owns no tile leaves before any barrier
+    Copy w(p);
+    run(w);
+}

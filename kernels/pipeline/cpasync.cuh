@@ -1,0 +1,85 @@
+// Ampere cp.async: per-thread copies of COPY_BYTES (.cg for 16-byte L2-only copies, else .ca),
+// one commit group per step. Protocol per step k: wait_group(STAGES-2) + bar.sync publishes step k
+// and proves every thread is done with step k-1; only then is step k+STAGES-1 issued into k-1's slot.
+#pragma once
+
+template <class W>
+__device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid) {
+    if (!w.has(k)) return;  // draining: never copy past the last step
+    const int units = w.units(k);
+#pragma unroll
+    for (int i = 0; i < PerThread<W>::UNITS; ++i) {
+        const int u = copy_unit(tid, i);
+        if (u < units) {
+            void* dst = slot_ptr<W>(s) + w.unit_dst(u);
+#if COPY_BYTES == 16 && CP_CG
+            cp_async_cg16(dst, w.unit_src(k, u));
+#else
+            cp_async_ca<COPY_BYTES>(dst, w.unit_src(k, u));
+#endif
+        }
+    }
+}
+
+// Commits the group of step k. Past the last step the group is empty and still committed, so that
+// wait_group keeps counting one group per step while the pipeline drains.
+template <class W>
+__device__ __forceinline__ void commit_step(const W& w, int k) {
+#if CONTROL == CTL_DRAIN_NO_COMMIT
+    if (!w.has(k)) return;
+#endif
+    cp_async_commit();
+}
+
+#if CONTROL == CTL_OVERFILL || CONTROL == CTL_EARLY_RELEASE
+#define LEAD STAGES  // one step more in flight than there are slots
+#else
+#define LEAD (STAGES - 1)
+#endif
+
+template <class W>
+__device__ __forceinline__ void run_pipeline(W& w) {
+    const int tid = threadIdx.x, n = w.steps();
+    const bool rec = tid == 0;
+    const Ctl& c = w.ctl();
+    RingState<STAGES> fill, read;  // the slot the next issue fills; the slot step k reads
+    for (int s = 0; s < LEAD; ++s, fill.advance()) {
+        perturb(c, s, ROLE_PRODUCER);
+        trace(c, s, EV_ISSUE, rec);
+        cpasync_issue(w, s, fill.slot, tid);
+#if CONTROL != CTL_COMMIT_AFTER_WAIT
+        commit_step(w, s);
+#endif
+    }
+    for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
+#if CONTROL != CTL_SKIP_WAIT
+        cp_async_wait<LEAD - 1>();
+#endif
+#if CONTROL == CTL_COMMIT_AFTER_WAIT
+        cp_async_commit();
+#endif
+        __syncthreads();
+        trace(c, k, EV_READY, rec);
+#if CONTROL == CTL_EARLY_RELEASE
+        // the slot is refilled inside the compute body, while it is still being read
+        trace(c, k, EV_COMPUTE_BEGIN, rec);
+        w.consume(slot_ptr<W>(read.slot), k, tid, [&] {
+            trace(c, k + LEAD, EV_ISSUE, rec);
+            cpasync_issue(w, k + LEAD, fill.slot, tid);
+            cp_async_commit();
+        });
+#else
+        perturb(c, k + LEAD, ROLE_PRODUCER);
+        trace(c, k + LEAD, EV_ISSUE, rec);
+        cpasync_issue(w, k + LEAD, fill.slot, tid);
+#if CONTROL != CTL_COMMIT_AFTER_WAIT
+        commit_step(w, k + LEAD);
+#endif
+        trace(c, k, EV_COMPUTE_BEGIN, rec);
+        w.consume(slot_ptr<W>(read.slot), k, tid, Nothing());
+#endif
+        trace(c, k, EV_COMPUTE_END, rec);
+        trace(c, k, EV_RELEASE, rec);
+    }
+    cp_async_wait<0>();
+}

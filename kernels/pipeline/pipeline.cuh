@@ -1,0 +1,90 @@
+// The pipeline a build selects, as a template over the workload. A workload type W provides:
+//   W::SLOT_BYTES, W::MAX_UNITS        bytes of one slot (a multiple of 128); COPY_BYTES units in a full stage
+//   ctl()                               the launch's control block (common/hooks.cuh)
+//   steps(), has(k)                     this block's trip count; whether step k exists (false past the end)
+//   units(k), unit_src(k, u), unit_dst(u)   per-thread copies of step k: source, byte offset in the slot
+//   rows(k), row_src(k, r), row_dst(r), row_bytes()   row copies (bulk, memcpy_async)
+//   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
+//   consume(slot, k, ctid, between)     the compute body on step k's slot, by every consumer thread;
+//                                       `between` runs where a refill would break it (early-release control)
+//   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
+// One step fills one slot: an RMSNorm row tile, or a GEMM stage of A and B k-slices.
+//
+// Set by tilepipe with -D: MECH (below), STAGES (slots), CONSUMERS (threads that compute),
+// WS (1: a dedicated producer warp, mbarrier ring only), COPY_BYTES (4 | 8 | 16), CP_CG (cp.async.cg),
+// MCA_FORM (the memcpy_async spelling).
+#pragma once
+#include "common/hooks.cuh"
+
+#define MECH_SYNC 0
+#define MECH_REGPREFETCH 1
+#define MECH_CPASYNC 2
+#define MECH_MCA_PIPELINE 3
+#define MECH_MCA_BARRIER 4
+#define MECH_BULK 5
+#define MECH_TMA 6
+
+#ifndef WS
+#define WS 0
+#endif
+#define THREADS (CONSUMERS + (WS ? 32 : 0))
+#define NWARPS_C (CONSUMERS / 32)
+static_assert(CONSUMERS % 32 == 0, "consumers come in whole warps");
+
+extern __shared__ __align__(128) unsigned char dyn_smem[];
+
+template <class W>
+__device__ __forceinline__ unsigned char* slot_ptr(int s) {
+    static_assert(W::SLOT_BYTES % 128 == 0, "every slot starts 128-byte aligned (TMA boxes need it)");
+    return dyn_smem + s * W::SLOT_BYTES;
+}
+
+// A ring position: the slot, and the phase of the slot's barriers. Stepping past the last slot
+// wraps to slot 0 and flips the phase, so no loop writes parity arithmetic by hand.
+template <int S>
+struct RingState {
+    int slot = 0;
+    u32 phase = 0;
+    __device__ __forceinline__ void advance() {
+        if (++slot == S) {
+            slot = 0;
+            phase ^= 1U;
+        }
+    }
+};
+
+// Per-thread copies a thread issues for one full stage.
+template <class W>
+struct PerThread {
+    static constexpr int UNITS = (W::MAX_UNITS + CONSUMERS - 1) / CONSUMERS;
+};
+
+// Copy unit of a thread's i-th copy. Ownership is rotated by one warp, so a thread never reads back
+// what it copied itself: only the completion protocol (wait, then barrier), never one thread's own
+// program order, makes a tile visible to its readers, and a broken protocol shows. Each warp still
+// copies 32 adjacent units, so coalescing is unchanged.
+__device__ __forceinline__ int copy_unit(int tid, int i) { return (tid + 32) % CONSUMERS + i * CONSUMERS; }
+
+struct Nothing {
+    __device__ void operator()() const {}
+};
+
+#include "pipeline/staged.cuh"
+#if MECH == MECH_CPASYNC
+#include "pipeline/cpasync.cuh"
+#elif MECH == MECH_MCA_PIPELINE || MECH == MECH_MCA_BARRIER
+#include "pipeline/memcpy_async.cuh"
+#elif MECH == MECH_BULK || MECH == MECH_TMA
+#include "pipeline/ring.cuh"
+#endif
+
+// The block's whole walk: the selected pipeline, or for the compute-only probe its stand-in.
+template <class W>
+__device__ __forceinline__ void run(W& w) {
+#if ONLY == 2
+    run_compute_only(w);
+#else
+    run_pipeline(w);
+#endif
+    if (threadIdx.x < CONSUMERS) w.finish(threadIdx.x);
+}

@@ -1,0 +1,103 @@
+// Hopper mbarrier ring for bulk copies (MECH 5: one cp.async.bulk per row) and TMA (MECH 6: one
+// tensor copy per step): full[s] completes when the copy's bytes land (expect_tx / complete_tx),
+// empty[s] when every consumer warp has finished reading slot s. Producer and consumer each walk a
+// RingState; the consumer waits full[s] on its phase, the producer waits empty[s] on the phase
+// before its own (the consumers' release of the slot's previous step).
+#pragma once
+
+// Issues step k into the producer's slot, unless its slot never came back. A whole warp calls it:
+// every lane waits for the slot, so no lane spins on one barrier while its warp-mates spin on
+// another; lane 0 arms full[s], and for bulk the lanes share the row copies.
+template <class W>
+__device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k, RingState<STAGES> st) {
+    if (!w.has(k)) return;
+    const Ctl& c = w.ctl();
+    const int s = st.slot, lane = threadIdx.x & 31;
+    if (k >= STAGES && !__all_sync(0xffffffffU, wait_phase(c, &empty[s], st.phase ^ 1U, s, ROLE_PRODUCER, k)))
+        return;
+    perturb(c, k, ROLE_PRODUCER);
+    trace(c, k, EV_ISSUE, lane == 0);
+    if (lane == 0) {
+#if CONTROL == CTL_NO_EXPECT_TX
+        mbar_arrive(&full[s]);
+#elif MECH == MECH_TMA
+        mbar_arrive_expect_tx(&full[s], w.tma_bytes());  // the whole box: rows past the tensor arrive zero-filled
+#else
+        mbar_arrive_expect_tx(&full[s], w.rows(k) * w.row_bytes());
+#endif
+#if MECH == MECH_TMA
+        w.tma_load(slot_ptr<W>(s), k, &full[s]);
+#endif
+    }
+#if MECH == MECH_BULK
+    __syncwarp();  // the bytes are announced before any row copy can complete them
+    for (int r = lane; r < w.rows(k); r += 32)
+        bulk_copy_g2s(slot_ptr<W>(s) + w.row_dst(r), w.row_src(k, r), w.row_bytes(), &full[s]);
+#endif
+}
+
+// Consumes step k: wait full, compute, release. After an abort it computes on whatever the slot
+// holds, keeping every barrier's participants together.
+template <class W>
+__device__ __forceinline__ void consume(W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec) {
+    const Ctl& c = w.ctl();
+    const int s = st.slot;
+#if CONTROL == CTL_WRONG_PARITY
+    wait_phase(c, &full[s], st.phase ^ 1U, s, ROLE_CONSUMER, k);
+#elif CONTROL != CTL_SKIP_WAIT
+    wait_phase(c, &full[s], st.phase, s, ROLE_CONSUMER, k);
+#endif
+    trace(c, k, EV_READY, rec);
+#if CONTROL == CTL_EARLY_RELEASE
+    __syncwarp();
+    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+#endif
+    trace(c, k, EV_COMPUTE_BEGIN, rec);
+    w.consume(slot_ptr<W>(s), k, ctid, Nothing());
+    trace(c, k, EV_COMPUTE_END, rec);
+#if CONTROL != CTL_EARLY_RELEASE
+    __syncwarp();
+    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+#endif
+    trace(c, k, EV_RELEASE, rec);
+}
+
+template <class W>
+__device__ __forceinline__ void run_pipeline(W& w) {
+    __shared__ __align__(8) u64 full[STAGES];
+    __shared__ __align__(8) u64 empty[STAGES];
+    const int tid = threadIdx.x, n = w.steps();
+    if (tid == 0) {
+#if MECH == MECH_TMA
+        w.tma_prefetch();
+#endif
+        for (int s = 0; s < STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], NWARPS_C);
+        }
+        fence_mbar_init();
+    }
+    __syncthreads();
+    RingState<STAGES> fill, read;
+#if WS
+    if (tid >= CONSUMERS) {  // producer warp: runs ahead by up to STAGES steps
+        for (int k = 0; k < n; ++k, fill.advance()) produce(w, full, empty, k, fill);
+        return;
+    }
+    for (int k = 0; k < n; ++k, read.advance()) consume(w, full, empty, k, read, tid, tid == 0);
+#else
+    const bool producer = tid < 32;  // warp 0 produces, then consumes with the others
+    for (int k = 0; k < STAGES - 1; ++k, fill.advance())
+        if (producer) produce(w, full, empty, k, fill);
+    for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
+        // warp 0 refills the slot of step k-1 once all warps released it
+        if (producer) produce(w, full, empty, k + STAGES - 1, fill);
+        consume(w, full, empty, k, read, tid, tid == 0);
+    }
+#endif
+#if CONTROL
+    // A broken completion protocol can leave copies in flight at exit, and a bulk copy landing in
+    // the shared memory of a block that has gone faults the whole context: controls linger first.
+    for (int i = 0; i < 20; ++i) __nanosleep(10000);
+#endif
+}

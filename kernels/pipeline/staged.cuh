@@ -1,0 +1,92 @@
+// Register staging: sync (S = 1: ld.global -> st.shared, nothing moves while the block computes)
+// and regprefetch (S = 2: pre-Ampere double buffering, step k+1 held in registers during compute).
+// Also the compute-only model probe, which loads one tile this way.
+#pragma once
+
+template <class W>
+struct Staged {
+    static_assert(COPY_BYTES == 16, "register staging moves 16-byte vectors");
+    uint4 v[PerThread<W>::UNITS];
+};
+
+template <class W>
+__device__ __forceinline__ void stage_load(const W& w, int k, int tid, Staged<W>& st) {
+    if (!w.has(k)) return;
+    const int units = w.units(k);
+#pragma unroll
+    for (int i = 0; i < PerThread<W>::UNITS; ++i) {
+        const int u = copy_unit(tid, i);
+        if (u < units) st.v[i] = __ldg(reinterpret_cast<const uint4*>(w.unit_src(k, u)));
+    }
+}
+
+template <class W>
+__device__ __forceinline__ void stage_store(const W& w, int k, int s, int tid, const Staged<W>& st) {
+    const int units = w.units(k);
+#pragma unroll
+    for (int i = 0; i < PerThread<W>::UNITS; ++i) {
+        const int u = copy_unit(tid, i);
+        if (u < units) *reinterpret_cast<uint4*>(slot_ptr<W>(s) + w.unit_dst(u)) = st.v[i];
+    }
+}
+
+#if MECH == MECH_SYNC
+// ld.global -> st.shared, barrier, compute, barrier.
+template <class W>
+__device__ __forceinline__ void run_pipeline(W& w) {
+    const int tid = threadIdx.x, n = w.steps();
+    const bool rec = tid == 0;
+    const Ctl& c = w.ctl();
+    for (int k = 0; k < n; ++k) {
+        Staged<W> st;
+        trace(c, k, EV_ISSUE, rec);
+        stage_load(w, k, tid, st);
+        stage_store(w, k, 0, tid, st);
+        __syncthreads();
+        trace(c, k, EV_READY, rec);
+        trace(c, k, EV_COMPUTE_BEGIN, rec);
+        w.consume(slot_ptr<W>(0), k, tid, Nothing());
+        trace(c, k, EV_COMPUTE_END, rec);
+        __syncthreads();
+        trace(c, k, EV_RELEASE, rec);
+    }
+}
+#endif
+
+#if MECH == MECH_REGPREFETCH
+// The store of step k publishes it through the barrier, which also proves everyone finished step
+// k-1, whose slot the next store reuses; step k+1 is loaded into registers during the compute.
+template <class W>
+__device__ __forceinline__ void run_pipeline(W& w) {
+    const int tid = threadIdx.x, n = w.steps();
+    const bool rec = tid == 0;
+    const Ctl& c = w.ctl();
+    RingState<2> ring;
+    Staged<W> st;
+    trace(c, 0, EV_ISSUE, rec);
+    stage_load(w, 0, tid, st);
+    for (int k = 0; k < n; ++k, ring.advance()) {
+        stage_store(w, k, ring.slot, tid, st);
+        __syncthreads();
+        trace(c, k, EV_READY, rec);
+        trace(c, k + 1, EV_ISSUE, rec);
+        stage_load(w, k + 1, tid, st);
+        trace(c, k, EV_COMPUTE_BEGIN, rec);
+        w.consume(slot_ptr<W>(ring.slot), k, tid, Nothing());
+        trace(c, k, EV_COMPUTE_END, rec);
+        trace(c, k, EV_RELEASE, rec);
+    }
+}
+#endif
+
+// The compute stage alone (ONLY 2): the block's first step is loaded once, then computed as every
+// step. A model probe, never a validated result.
+template <class W>
+__device__ __forceinline__ void run_compute_only(W& w) {
+    const int tid = threadIdx.x, n = w.steps();
+    Staged<W> st;
+    stage_load(w, 0, tid, st);
+    stage_store(w, 0, 0, tid, st);
+    __syncthreads();
+    for (int k = 0; k < n; ++k) w.consume(slot_ptr<W>(0), k, tid, Nothing());
+}
