@@ -271,10 +271,14 @@ impl Variant {
         }
     }
 
-    /// A control whose broken protocol can fault the device (a transaction count driven below
-    /// zero); the suite runs it in a child process so a fault cannot take the suite's context down.
+    /// A control whose broken protocol can fault the device; the suite runs it in a child process
+    /// so a fault cannot take the suite's context down. On the mbarrier ring every kernel-side
+    /// control can: a transaction count driven below zero, a barrier re-armed while its last phase
+    /// is pending, or a block leaving with copies still in flight, which a fast consumer (the
+    /// copy workload's) reaches where a slower one does not.
     pub fn may_fault(&self) -> bool {
-        self.control == Some(Control::NoExpectTx)
+        self.mechanism.uses_mbarrier_ring()
+            && self.control.is_some_and(|c| c != Control::WrongStride)
     }
 
     pub fn is_control(&self) -> bool {

@@ -5,7 +5,8 @@
 
 template <class W>
 struct Staged {
-    static_assert(COPY_BYTES == 16, "register staging moves 16-byte vectors");
+    // dependent on W, so only a build that stages registers is held to it
+    static_assert(sizeof(W) > 0 && COPY_BYTES == 16, "register staging moves 16-byte vectors");
     uint4 v[PerThread<W>::UNITS];
 };
 

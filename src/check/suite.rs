@@ -239,7 +239,7 @@ fn repeated(
     };
     let (mut failed, mut first) = (0, String::new());
     if v.may_fault() {
-        (failed, first) = in_child(v, shown, cfg, o)?;
+        (failed, first) = in_child(h.workload.name(), v, shown, cfg, o)?;
     }
     for k in 0..if v.may_fault() { 0 } else { o.runs } {
         let mut failed_here = false;
@@ -299,6 +299,7 @@ fn repeated(
 /// Runs a control that may fault the device in `tilepipe probe --runs` child processes: a fault
 /// ends a child (and counts as caught), the next child takes the remaining runs.
 fn in_child(
+    workload: &str,
     v: &Variant,
     case: &Case,
     cfg: &BuildConfig,
@@ -315,6 +316,7 @@ fn in_child(
         let out = std::process::Command::new(&exe)
             .arg("probe")
             .arg(&v.name)
+            .args(["--workload", workload])
             .args([
                 "--dtype",
                 cfg.dtype.name(),
