@@ -36,9 +36,7 @@ pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
         a.gpu.workload,
         &a.variant,
         a.arch,
-        a.dtype,
-        a.hidden,
-        a.tile_rows,
+        tilepipe::variant::BuildConfig::new(a.dtype, a.hidden, a.tile_rows),
         a.gpu.cache(),
         a.gpu.device,
     )?;

@@ -172,13 +172,12 @@ pub fn inspect(
     w: &dyn crate::workload::Workload,
     name: &str,
     arch: Option<crate::arch::Arch>,
-    dtype: crate::dtype::DType,
-    hidden: usize,
-    tile_rows: Option<usize>,
+    run_cfg: crate::variant::BuildConfig,
     cache: crate::gpu::cache::Cache,
     device: usize,
 ) -> Result<Inspection> {
-    use crate::variant::{BuildConfig, Variant};
+    use crate::variant::Variant;
+    let (dtype, hidden) = (run_cfg.dtype, run_cfg.hidden);
     let all: Vec<Variant> = w.catalogue().into_iter().chain(w.controls()).collect();
     let variant = all
         .iter()
@@ -197,7 +196,7 @@ pub fn inspect(
         None => crate::gpu::Gpu::open(device)?.info.arch,
     };
     let tc = Toolchain::discover();
-    let cfg = variant.config(&BuildConfig::new(dtype, hidden, tile_rows));
+    let cfg = variant.config(&run_cfg);
     let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
     let built = crate::kernels::build(w, &variant, &cfg, arch, &tc, &nvrtc, &cache)?;
     let entry = w.kernel().entry;

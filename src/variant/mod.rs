@@ -3,62 +3,12 @@
 //! and which completion protocol it relies on; what it needs of a problem is the workload's rule
 //! (`Workload::can_implement`).
 
-use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 
+mod config;
+
 pub use crate::mechanism::{Claim, Control, McaForm, Mechanism};
-
-/// Everything that shapes one kernel build besides the variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct BuildConfig {
-    pub dtype: DType,
-    pub hidden: usize,
-    pub tile_rows: usize,
-    /// Threads that compute (the block, plus one producer warp when warp-specialised).
-    pub consumers: u32,
-    /// Bit 1: random sleeps in the producer, bit 2: in the consumer.
-    pub stress: u32,
-    /// Tiles per sampled block that record a timeline (0: clean build).
-    pub trace_tiles: u32,
-    /// 0: the whole pipeline; 1: the copy stage alone; 2: the compute stage alone (model probes).
-    pub only: u32,
-}
-
-impl BuildConfig {
-    pub const DEFAULT_CONSUMERS: u32 = 256;
-
-    /// Tiles of about 16 KB: big enough to keep bytes in flight, small enough for 4 stages and
-    /// several blocks per SM.
-    pub fn default_tile_rows(hidden: usize, dtype: DType) -> usize {
-        Self::rows_for(hidden, dtype, 16)
-    }
-
-    /// Whole rows in about `kib` KiB, 1 to 8 (the box and the unrolled compute body take 8 at most).
-    pub fn rows_for(hidden: usize, dtype: DType, kib: u32) -> usize {
-        (kib as usize * 1024 / (hidden * dtype.size())).clamp(1, 8)
-    }
-
-    pub fn new(dtype: DType, hidden: usize, tile_rows: Option<usize>) -> Self {
-        BuildConfig {
-            dtype,
-            hidden,
-            tile_rows: tile_rows.unwrap_or_else(|| Self::default_tile_rows(hidden, dtype)),
-            consumers: Self::DEFAULT_CONSUMERS,
-            stress: 0,
-            trace_tiles: 0,
-            only: 0,
-        }
-    }
-
-    pub fn row_bytes(&self) -> u32 {
-        (self.hidden * self.dtype.size()) as u32
-    }
-
-    /// Bytes of one slot (rounded to 128 as the kernel does).
-    pub fn slot_bytes(&self) -> u32 {
-        (self.tile_rows as u32 * self.row_bytes()).div_ceil(128) * 128
-    }
-}
+pub use config::BuildConfig;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
@@ -410,6 +360,7 @@ impl Variant {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
 
     fn cfg() -> BuildConfig {
         BuildConfig::new(DType::Bf16, 4096, None)
