@@ -60,6 +60,12 @@ for s in "$@"; do
     tma)
       timeout 100 $bin run --variants sync,cpasync-cg16-s2,tma-ws-s3,tma-ws-s3-64k --repeats 40 --out "$d" > "$d/run.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|clocks|repeatab" | cut -c1-200 ;;
+    check-both)
+      # both workloads' suites at once (two processes, two contexts): correctness only, no timing
+      timeout 560 $bin check --out "$d/rmsnorm" > "$d/check.log" 2>&1 &
+      timeout 560 $bin check --workload copy --out "$d/copy" > "$d/check-copy.log" 2>&1
+      echo "copy exit $?"; wait $!; echo "rmsnorm exit $?"
+      for f in check check-copy; do grep -E "^FAIL|passed, " "$d/$f.log" | cut -c1-300 | tail -8; done ;;
     check-copy)
       timeout 470 $bin check --workload copy --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-260 | tail -25 ;;
@@ -67,10 +73,11 @@ for s in "$@"; do
       timeout 200 $bin run --workload copy --out "$d" > "$d/run.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|clocks|repeatab" | cut -c1-200 ;;
     before-after)
-      # the same run by the binary of the previous commit (target/before/tilepipe) and by this one
-      for who in before after; do
-        b=$bin; [ $who = before ] && b=$PWD/target/before/tilepipe
-        timeout 200 $b run --out "$d/$who" > "$d/$who.log" 2>&1
+      # the default run by the binary of an earlier commit (target/before/tilepipe) and by this one,
+      # alternating twice, so that drift in clocks or temperature falls on both alike
+      for who in before after before2 after2; do
+        b=$bin; case $who in before*) b=$PWD/target/before/tilepipe ;; esac
+        timeout 140 $b run --out "$d/$who" > "$d/$who.log" 2>&1
         echo "$who exit $?"; grep -vE "^\[" "$d/$who.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|repeatab" | cut -c1-200
       done ;;
     *) echo "unknown step $s" ;;

@@ -3,11 +3,11 @@
 
 use crate::check::compare;
 use crate::clocks;
-use crate::gpu::{self, DevBuf, DeviceInfo, FunctionResources, Gpu, Kernel, cache::Cache};
+use crate::gpu::{self, DevBuf, DeviceInfo, Gpu, Kernel, cache::Cache};
 use crate::kernels::{self, Built};
 use crate::mechanism::Ctl;
 use crate::progress::Progress;
-use crate::resources::{Occupancy, SmLimits, occupancy};
+use crate::resources::{Resources, SmLimits, occupancy};
 use crate::sass::{self, SassEvidence};
 use crate::toolchain::Toolchain;
 use crate::variant::{BuildConfig, Control, Variant};
@@ -43,20 +43,6 @@ pub struct Harness {
     nvrtc_version: String,
     cache_hits: AtomicU32,
     compiled: AtomicU32,
-}
-
-/// Resources of one prepared variant: the driver's numbers and the occupancy they imply.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Resources {
-    pub threads: u32,
-    pub function: FunctionResources,
-    pub dynamic_smem: u32,
-    /// stages x slot bytes: what the pipeline's slots should take; equals dynamic_smem by construction
-    /// and is compared with the driver's static + dynamic report.
-    pub slot_footprint: u32,
-    pub occupancy: Occupancy,
-    /// Blocks per SM from the driver's occupancy calculator, for the cross-check.
-    pub driver_blocks_per_sm: u32,
 }
 
 pub struct Prepared {

@@ -1,7 +1,7 @@
 //! Occupancy from first principles: blocks per SM allowed by registers, shared memory, threads
 //! and block slots, and which one binds. Cross-checked against the driver's calculator.
 
-use crate::gpu::DeviceInfo;
+use crate::gpu::{DeviceInfo, FunctionResources};
 use serde::{Deserialize, Serialize};
 
 /// The per-SM limits occupancy depends on.
@@ -79,6 +79,20 @@ impl Limiter {
             Limiter::BlockSlots => "block slots",
         }
     }
+}
+
+/// Resources of one prepared variant: the driver's numbers and the occupancy they imply.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Resources {
+    pub threads: u32,
+    pub function: FunctionResources,
+    pub dynamic_smem: u32,
+    /// stages x slot bytes: what the pipeline's slots should take; equals dynamic_smem by
+    /// construction and is compared with the driver's static + dynamic report.
+    pub slot_footprint: u32,
+    pub occupancy: Occupancy,
+    /// Blocks per SM from the driver's occupancy calculator, for the cross-check.
+    pub driver_blocks_per_sm: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

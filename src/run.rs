@@ -8,7 +8,7 @@ use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, Prepared, tiles};
 use crate::kernels::Built;
 use crate::report::{
-    BuildRecord, CacheRecord, CaseResult, Perf, ResourceRecord, RunResults, SCHEMA_VERSION, Status,
+    BuildRecord, CacheRecord, CaseResult, Perf, RunResults, SCHEMA_VERSION, Status,
     VariantResult, Workload,
 };
 use crate::variant::{BuildConfig, Variant};
@@ -77,19 +77,6 @@ impl From<&Built> for BuildRecord {
     }
 }
 
-impl From<&harness::Resources> for ResourceRecord {
-    fn from(r: &harness::Resources) -> ResourceRecord {
-        ResourceRecord {
-            threads: r.threads,
-            function: r.function,
-            dynamic_smem: r.dynamic_smem,
-            slot_footprint: r.slot_footprint,
-            occupancy: r.occupancy,
-            driver_blocks_per_sm: r.driver_blocks_per_sm,
-        }
-    }
-}
-
 impl From<harness::CacheStats> for CacheRecord {
     fn from(c: harness::CacheStats) -> CacheRecord {
         CacheRecord {
@@ -147,7 +134,7 @@ pub fn prepare_all(
         });
         match prepared {
             Ok(p) => {
-                results[i].resources = Some(ResourceRecord::from(&p.resources));
+                results[i].resources = Some(p.resources.clone());
                 results[i].sass = Some(p.sass.clone());
                 ready.push(Ready {
                     index: i,

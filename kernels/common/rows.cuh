@@ -52,21 +52,28 @@ struct RowTiles {
     }
     __device__ __forceinline__ const elem_t* tile_src(int t) const { return p.x + (long long)t * TILE_ROWS * p.row_stride; }
 
-    // Copy unit u of step k: row u / UNITS_ROW, byte offset (u % UNITS_ROW) * COPY_BYTES; it lands
-    // u * COPY_BYTES into its slot.
-    __device__ __forceinline__ int units(int k) const { return tile_rows(tile(k)) * UNITS_ROW; }
-    __device__ __forceinline__ const char* unit_src(int k, int u) const {
-        return reinterpret_cast<const char*>(tile_src(tile(k)) + (long long)(u / UNITS_ROW) * p.row_stride) +
-               (u % UNITS_ROW) * COPY_BYTES;
+    // The copies of one step, worked out once per step so that each copy costs an add and a
+    // compare (recomputing the tile's address per copy made NVRTC branch around every cp.async).
+    // Copy unit u: row u / UNITS_ROW, byte (u % UNITS_ROW) * COPY_BYTES; it lands u * COPY_BYTES
+    // into its slot. Row r lands r * ROW_BYTES into its slot.
+    struct Step {
+        const char* src;   // the tile's first row
+        long long stride;  // bytes between rows of X
+        int nrows;
+        __device__ __forceinline__ int units() const { return nrows * UNITS_ROW; }
+        __device__ __forceinline__ const char* unit_src(int u) const {
+            return src + (u / UNITS_ROW) * stride + (u % UNITS_ROW) * COPY_BYTES;
+        }
+        __device__ __forceinline__ int unit_dst(int u) const { return u * COPY_BYTES; }
+        __device__ __forceinline__ int rows() const { return nrows; }
+        __device__ __forceinline__ const char* row_src(int r) const { return src + r * stride; }
+        __device__ __forceinline__ int row_dst(int r) const { return r * ROW_BYTES; }
+        __device__ __forceinline__ int row_bytes() const { return ROW_BYTES; }
+    };
+    __device__ __forceinline__ Step step(int k) const {
+        const int t = tile(k);
+        return {reinterpret_cast<const char*>(tile_src(t)), p.row_stride * ESIZE, tile_rows(t)};
     }
-    __device__ __forceinline__ int unit_dst(int u) const { return u * COPY_BYTES; }
-
-    __device__ __forceinline__ int rows(int k) const { return tile_rows(tile(k)); }
-    __device__ __forceinline__ const elem_t* row_src(int k, int r) const {
-        return tile_src(tile(k)) + (long long)r * p.row_stride;
-    }
-    __device__ __forceinline__ int row_dst(int r) const { return r * ROW_BYTES; }
-    __device__ __forceinline__ int row_bytes() const { return ROW_BYTES; }
 
     __device__ __forceinline__ u32 tma_bytes() const { return TILE_ROWS * ROW_BYTES; }
     __device__ __forceinline__ void tma_prefetch() const { tma_prefetch_descriptor(p.tensor_map); }

@@ -6,19 +6,14 @@
 template <class W>
 __device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid) {
     if (!w.has(k)) return;  // draining: never copy past the last step
-    const int units = w.units(k);
-#pragma unroll
-    for (int i = 0; i < PerThread<W>::UNITS; ++i) {
-        const int u = copy_unit(tid, i);
-        if (u < units) {
-            void* dst = slot_ptr<W>(s) + w.unit_dst(u);
+    unsigned char* const slot = slot_ptr<W>(s);
+    for_my_units(w, k, tid, [&](int, const char* src, int dst) {
 #if COPY_BYTES == 16 && CP_CG
-            cp_async_cg16(dst, w.unit_src(k, u));
+        cp_async_cg16(slot + dst, src);
 #else
-            cp_async_ca<COPY_BYTES>(dst, w.unit_src(k, u));
+        cp_async_ca<COPY_BYTES>(slot + dst, src);
 #endif
-        }
-    }
+    });
 }
 
 // Commits the group of step k. Past the last step the group is empty and still committed, so that
@@ -46,7 +41,7 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     for (int s = 0; s < LEAD; ++s, fill.advance()) {
         perturb(c, s, ROLE_PRODUCER);
         trace(c, s, EV_ISSUE, rec);
-        cpasync_issue(w, s, fill.slot, tid);
+        cpasync_issue(w, s, fill.slot(), tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
         commit_step(w, s);
 #endif
@@ -63,20 +58,20 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #if CONTROL == CTL_EARLY_RELEASE
         // the slot is refilled inside the compute body, while it is still being read
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot), k, tid, [&] {
+        w.consume(slot_ptr<W>(read.slot()), k, tid, [&] {
             trace(c, k + LEAD, EV_ISSUE, rec);
-            cpasync_issue(w, k + LEAD, fill.slot, tid);
+            cpasync_issue(w, k + LEAD, fill.slot(), tid);
             cp_async_commit();
         });
 #else
         perturb(c, k + LEAD, ROLE_PRODUCER);
         trace(c, k + LEAD, EV_ISSUE, rec);
-        cpasync_issue(w, k + LEAD, fill.slot, tid);
+        cpasync_issue(w, k + LEAD, fill.slot(), tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
         commit_step(w, k + LEAD);
 #endif
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot), k, tid, Nothing());
+        w.consume(slot_ptr<W>(read.slot()), k, tid, Nothing());
 #endif
         trace(c, k, EV_COMPUTE_END, rec);
         trace(c, k, EV_RELEASE, rec);

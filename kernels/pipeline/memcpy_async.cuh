@@ -27,18 +27,20 @@ template <class W, class Sync>
 __device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
     const auto block = cooperative_groups::this_thread_block();
     if (!w.has(k)) return;
-    const int rows = w.rows(k);
+    const auto step = w.step(k);
+    unsigned char* const slot = slot_ptr<W>(s);
+    const int rows = step.rows();
     for (int r = 0; r < rows; ++r) {
-        const elem_t* src = reinterpret_cast<const elem_t*>(w.row_src(k, r));
-        elem_t* dst = reinterpret_cast<elem_t*>(slot_ptr<W>(s) + w.row_dst(r));
+        const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
+        elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
 #if MCA_FORM == 0
-        cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(w.row_bytes()), sync);
+        cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(step.row_bytes()), sync);
 #elif MCA_FORM == 1
-        cuda::memcpy_async(block, dst, src, (size_t)w.row_bytes(), sync);
+        cuda::memcpy_async(block, dst, src, (size_t)step.row_bytes(), sync);
 #else
         cuda::memcpy_async(block, reinterpret_cast<NotTriviallyCopyable*>(dst),
                            reinterpret_cast<const NotTriviallyCopyable*>(src),
-                           cuda::aligned_size_t<16>(w.row_bytes()), sync);
+                           cuda::aligned_size_t<16>(step.row_bytes()), sync);
 #endif
     }
 }
@@ -57,7 +59,7 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     for (int s = 0; s < STAGES - 1 && s < n; ++s, fill.advance()) {
         trace(c, s, EV_ISSUE, rec);
         pipe.producer_acquire();
-        mca_copy(w, s, fill.slot, pipe);
+        mca_copy(w, s, fill.slot(), pipe);
         pipe.producer_commit();
     }
     for (int k = 0; k < n; ++k, read.advance()) {
@@ -65,14 +67,14 @@ __device__ __forceinline__ void run_pipeline(W& w) {
             perturb(c, k + STAGES - 1, ROLE_PRODUCER);
             trace(c, k + STAGES - 1, EV_ISSUE, rec);
             pipe.producer_acquire();
-            mca_copy(w, k + STAGES - 1, fill.slot, pipe);
+            mca_copy(w, k + STAGES - 1, fill.slot(), pipe);
             pipe.producer_commit();
             fill.advance();
         }
         pipe.consumer_wait();
         trace(c, k, EV_READY, rec);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot), k, tid, Nothing());
+        w.consume(slot_ptr<W>(read.slot()), k, tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
         pipe.consumer_release();
         trace(c, k, EV_RELEASE, rec);
@@ -96,17 +98,17 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     RingState<STAGES> fill, read;
     for (int s = 0; s < STAGES - 1; ++s, fill.advance()) {
         trace(c, s, EV_ISSUE, rec);
-        mca_copy(w, s, fill.slot, bar[fill.slot]);
+        mca_copy(w, s, fill.slot(), bar[fill.slot()]);
     }
     for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
         __syncthreads();
         perturb(c, k + STAGES - 1, ROLE_PRODUCER);
         trace(c, k + STAGES - 1, EV_ISSUE, rec);
-        mca_copy(w, k + STAGES - 1, fill.slot, bar[fill.slot]);
-        bar[read.slot].arrive_and_wait();
+        mca_copy(w, k + STAGES - 1, fill.slot(), bar[fill.slot()]);
+        bar[read.slot()].arrive_and_wait();
         trace(c, k, EV_READY, rec);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot), k, tid, Nothing());
+        w.consume(slot_ptr<W>(read.slot()), k, tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
         trace(c, k, EV_RELEASE, rec);
     }

@@ -12,8 +12,9 @@ template <class W>
 __device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k, RingState<STAGES> st) {
     if (!w.has(k)) return;
     const Ctl& c = w.ctl();
-    const int s = st.slot, lane = threadIdx.x & 31;
-    if (k >= STAGES && !__all_sync(0xffffffffU, wait_phase(c, &empty[s], st.phase ^ 1U, s, ROLE_PRODUCER, k)))
+    const int s = st.slot(), lane = threadIdx.x & 31;
+    const auto step = w.step(k);
+    if (k >= STAGES && !__all_sync(0xffffffffU, wait_phase(c, &empty[s], st.phase() ^ 1U, s, ROLE_PRODUCER, k)))
         return;
     perturb(c, k, ROLE_PRODUCER);
     trace(c, k, EV_ISSUE, lane == 0);
@@ -23,7 +24,7 @@ __device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k
 #elif MECH == MECH_TMA
         mbar_arrive_expect_tx(&full[s], w.tma_bytes());  // the whole box: rows past the tensor arrive zero-filled
 #else
-        mbar_arrive_expect_tx(&full[s], w.rows(k) * w.row_bytes());
+        mbar_arrive_expect_tx(&full[s], step.rows() * step.row_bytes());
 #endif
 #if MECH == MECH_TMA
         w.tma_load(slot_ptr<W>(s), k, &full[s]);
@@ -31,8 +32,8 @@ __device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k
     }
 #if MECH == MECH_BULK
     __syncwarp();  // the bytes are announced before any row copy can complete them
-    for (int r = lane; r < w.rows(k); r += 32)
-        bulk_copy_g2s(slot_ptr<W>(s) + w.row_dst(r), w.row_src(k, r), w.row_bytes(), &full[s]);
+    for (int r = lane; r < step.rows(); r += 32)
+        bulk_copy_g2s(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s]);
 #endif
 }
 
@@ -41,11 +42,11 @@ __device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k
 template <class W>
 __device__ __forceinline__ void consume(W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec) {
     const Ctl& c = w.ctl();
-    const int s = st.slot;
+    const int s = st.slot();
 #if CONTROL == CTL_WRONG_PARITY
-    wait_phase(c, &full[s], st.phase ^ 1U, s, ROLE_CONSUMER, k);
+    wait_phase(c, &full[s], st.phase() ^ 1U, s, ROLE_CONSUMER, k);
 #elif CONTROL != CTL_SKIP_WAIT
-    wait_phase(c, &full[s], st.phase, s, ROLE_CONSUMER, k);
+    wait_phase(c, &full[s], st.phase(), s, ROLE_CONSUMER, k);
 #endif
     trace(c, k, EV_READY, rec);
 #if CONTROL == CTL_EARLY_RELEASE

@@ -13,22 +13,13 @@ struct Staged {
 template <class W>
 __device__ __forceinline__ void stage_load(const W& w, int k, int tid, Staged<W>& st) {
     if (!w.has(k)) return;
-    const int units = w.units(k);
-#pragma unroll
-    for (int i = 0; i < PerThread<W>::UNITS; ++i) {
-        const int u = copy_unit(tid, i);
-        if (u < units) st.v[i] = __ldg(reinterpret_cast<const uint4*>(w.unit_src(k, u)));
-    }
+    for_my_units(w, k, tid, [&](int i, const char* src, int) { st.v[i] = __ldg(reinterpret_cast<const uint4*>(src)); });
 }
 
 template <class W>
 __device__ __forceinline__ void stage_store(const W& w, int k, int s, int tid, const Staged<W>& st) {
-    const int units = w.units(k);
-#pragma unroll
-    for (int i = 0; i < PerThread<W>::UNITS; ++i) {
-        const int u = copy_unit(tid, i);
-        if (u < units) *reinterpret_cast<uint4*>(slot_ptr<W>(s) + w.unit_dst(u)) = st.v[i];
-    }
+    unsigned char* const slot = slot_ptr<W>(s);
+    for_my_units(w, k, tid, [&](int i, const char*, int dst) { *reinterpret_cast<uint4*>(slot + dst) = st.v[i]; });
 }
 
 #if MECH == MECH_SYNC
@@ -67,13 +58,13 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     trace(c, 0, EV_ISSUE, rec);
     stage_load(w, 0, tid, st);
     for (int k = 0; k < n; ++k, ring.advance()) {
-        stage_store(w, k, ring.slot, tid, st);
+        stage_store(w, k, ring.slot(), tid, st);
         __syncthreads();
         trace(c, k, EV_READY, rec);
         trace(c, k + 1, EV_ISSUE, rec);
         stage_load(w, k + 1, tid, st);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(ring.slot), k, tid, Nothing());
+        w.consume(slot_ptr<W>(ring.slot()), k, tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
         trace(c, k, EV_RELEASE, rec);
     }

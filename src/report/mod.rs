@@ -33,8 +33,8 @@ pub mod table;
 use crate::bench::stats::{Ceiling, Repeat, Timing};
 use crate::check::{cases::Grid, compare::Verdict};
 use crate::dtype::DType;
-use crate::gpu::{DeviceInfo, FunctionResources};
-use crate::resources::Occupancy;
+use crate::gpu::DeviceInfo;
+use crate::resources::Resources;
 use crate::sass::SassEvidence;
 use crate::timeline::TimelineResult;
 use crate::toolchain::Toolchain;
@@ -81,20 +81,6 @@ pub struct BuildRecord {
     pub options: Vec<String>,
     /// NVRTC's warnings, if any.
     pub log: String,
-}
-
-/// Resources of one prepared variant: the driver's numbers and the occupancy they imply.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ResourceRecord {
-    pub threads: u32,
-    pub function: FunctionResources,
-    pub dynamic_smem: u32,
-    /// stages x slot bytes: what the pipeline's slots should take; equals dynamic_smem by
-    /// construction and is compared with the driver's static + dynamic report.
-    pub slot_footprint: u32,
-    pub occupancy: Occupancy,
-    /// Blocks per SM from the driver's occupancy calculator, for the cross-check.
-    pub driver_blocks_per_sm: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -159,7 +145,7 @@ pub struct VariantResult {
     pub status: Status,
     pub detail: Option<String>,
     pub build: Option<BuildRecord>,
-    pub resources: Option<ResourceRecord>,
+    pub resources: Option<Resources>,
     pub sass: Option<SassEvidence>,
     pub completion: String,
     pub validation: Vec<CaseResult>,
