@@ -160,3 +160,34 @@ fn sweep_axes_are_checked_before_the_gpu() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("stages: allowed 1..8"));
 }
+
+#[test]
+fn report_out_ending_in_html_is_the_file_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("x.html");
+    std::fs::write(&html, "an older report").unwrap();
+    let out = tilepipe()
+        .args(["report", &fixture("results.json"), "--out"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(html.is_file());
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("<svg") && text.contains("NVIDIA H200"));
+    // nothing else beside it: no folder, no temporary file left behind
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1);
+    assert!(stderr_of(&out).contains("x.html"));
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tilepipe().arg("report").arg(dir.path()).output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("(os error 21)").count(), 1, "{err}");
+    assert!(err.contains(&dir.path().display().to_string()), "{err}");
+}

@@ -2,11 +2,11 @@
 
 use super::args::GpuArgs;
 use super::print;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
+use tilepipe::fsio;
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
 
 #[derive(Args)]
@@ -43,7 +43,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         spec.set_axis(axis)?;
     }
     let h = a.gpu.open()?;
-    std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
+    fsio::create_dir_all(&a.out)?;
     let jsonl = a.out.join("sweep.jsonl");
     let o = SweepOptions {
         spec,
@@ -68,7 +68,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         ),
     ] {
         match svg {
-            Ok(svg) => std::fs::write(a.out.join(name), svg)?,
+            Ok(svg) => fsio::write_atomic(&a.out.join(name), svg.as_bytes())?,
             Err(e) => print::notice(&format!("{name} not drawn: {e}")),
         }
     }
