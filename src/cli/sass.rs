@@ -39,6 +39,7 @@ pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
         a.gpu.cache(),
         a.gpu.device,
     )?;
+    ev.warnings.iter().for_each(|w| print::notice(w));
     print::sass(
         &ev.header,
         &tilepipe::sass::excerpt(&ev.evidence.listing, a.context),
