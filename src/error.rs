@@ -82,10 +82,12 @@ pub enum Error {
     #[error("disassembler failed on {what}: {detail}")]
     Disassembler { what: String, detail: String },
 
-    #[error("{path}: {source}")]
+    /// The OS error is part of the message and deliberately not a `source()`: printing the
+    /// chain (`{:#}`) would otherwise say it twice.
+    #[error("{path}: {cause}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 
     #[error("{path}: {detail}")]
@@ -96,10 +98,10 @@ pub enum Error {
 }
 
 impl Error {
-    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            cause,
         }
     }
 
@@ -108,5 +110,25 @@ impl Error {
             call: call.to_string(),
             detail: detail.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_os_error_is_in_the_message_once_and_not_again_as_a_source() {
+        let e = Error::io(
+            "out/x.html",
+            std::io::Error::from_raw_os_error(21), // EISDIR
+        );
+        assert!(std::error::Error::source(&e).is_none());
+        let shown = format!("{:#}", anyhow::Error::new(e).context("writing the report"));
+        assert_eq!(shown.matches("os error 21").count(), 1, "{shown}");
+        assert!(
+            shown.starts_with("writing the report: out/x.html: "),
+            "{shown}"
+        );
     }
 }

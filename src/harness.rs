@@ -80,6 +80,7 @@ impl Harness {
         );
         let tc = Toolchain::discover();
         let poison = kernels::build_poison(gpu.info.arch, &tc, &nvrtc_version, &cache)?;
+        poison.cache_warnings.iter().for_each(|w| progress.note(w));
         let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
         let clocks = clocks::Monitor::open(gpu.info.pci);
@@ -143,6 +144,7 @@ impl Harness {
                     &self.cache,
                 );
                 if let Ok(b) = &b {
+                    b.cache_warnings.iter().for_each(|w| self.progress.note(w));
                     let counter = if b.cache_hit {
                         &self.cache_hits
                     } else {

@@ -76,6 +76,10 @@ pub struct Built {
     pub options: Vec<String>,
     /// NVRTC's warnings, if any.
     pub log: String,
+    /// What went wrong with the cache (an entry rejected, a cubin not stored): the build itself
+    /// stands, the caller reports these.
+    #[serde(skip)]
+    pub cache_warnings: Vec<String>,
 }
 
 /// Compiles a variant of `w` through the cache: a hit returns the stored cubin without invoking
@@ -116,7 +120,8 @@ pub fn build_poison(
 }
 
 /// NVRTC on a kernel source through the on-disk cache keyed by (source, headers, options, arch,
-/// NVRTC version); a compile error names `label`.
+/// NVRTC version); a compile error names `label`. The cache only ever saves time: an entry it
+/// rejects is compiled afresh, and a cubin it cannot store is still used.
 fn compile_cached(
     k: KernelSource,
     label: &str,
@@ -126,12 +131,15 @@ fn compile_cached(
     cache: &cache::Cache,
 ) -> Result<Built> {
     let key = cache::key(k.text, &HEADERS, &options, &arch.to_string(), nvrtc_version);
-    if let Some(cubin) = cache.get(&key) {
+    let found = cache.get(&key);
+    let mut cache_warnings: Vec<String> = found.warning().into_iter().collect();
+    if let cache::Lookup::Hit(cubin) = found {
         return Ok(Built {
             cubin,
             cache_hit: true,
             options,
             log: String::new(),
+            cache_warnings,
         });
     }
     let out = nvrtc::compile(k.text, &HEADERS, k.entry, &options).map_err(|e| match e {
@@ -145,11 +153,14 @@ fn compile_cached(
         },
         other => other,
     })?;
-    cache.put(&key, &out.cubin)?;
+    if let Err(e) = cache.put(&key, &out.cubin) {
+        cache_warnings.push(format!("cubin cache: not stored: {e}"));
+    }
     Ok(Built {
         cubin: out.cubin,
         cache_hit: false,
         options,
         log: out.log,
+        cache_warnings,
     })
 }

@@ -12,6 +12,7 @@ pub mod check;
 pub mod clocks;
 pub mod dtype;
 pub mod error;
+pub mod fsio;
 pub mod gpu;
 pub mod harness;
 pub mod kernels;

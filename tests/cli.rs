@@ -158,5 +158,102 @@ fn sweep_axes_are_checked_before_the_gpu() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("stages: allowed 1..8"));
+    assert!(stderr_of(&out).contains("stages: '9' is not allowed (allowed: 1..8"));
+}
+
+#[test]
+fn a_refused_dtype_axis_lists_the_dtypes() {
+    let out = tilepipe()
+        .args(["sweep", "--axis", "dtype=fp8"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr_of(&out);
+    assert_eq!(
+        err.trim_end(),
+        "tilepipe: error: invalid argument: axis dtype: 'fp8' is not allowed (allowed: f32, f16, bf16)"
+    );
+}
+
+#[test]
+fn report_out_ending_in_html_is_the_file_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let html = dir.path().join("x.html");
+    std::fs::write(&html, "an older report").unwrap();
+    let out = tilepipe()
+        .args(["report", &fixture("results.json"), "--out"])
+        .arg(&html)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    assert!(html.is_file());
+    let text = std::fs::read_to_string(&html).unwrap();
+    assert!(text.contains("<svg") && text.contains("NVIDIA H200"));
+    // nothing else beside it: no folder, no temporary file left behind
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(names.len(), 1);
+    assert!(stderr_of(&out).contains("x.html"));
+}
+
+#[test]
+fn an_os_error_is_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = tilepipe().arg("report").arg(dir.path()).output().unwrap();
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(err.matches("(os error 21)").count(), 1, "{err}");
+    assert!(err.contains(&dir.path().display().to_string()), "{err}");
+}
+
+#[test]
+fn model_says_a_missing_file_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("sweep.jsonl");
+    let out = tilepipe()
+        .arg("model")
+        .arg("--from")
+        .arg(&missing)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = stderr_of(&out);
+    assert!(
+        err.starts_with("tilepipe: error: cannot read the sweep records: ")
+            && err.contains(&missing.display().to_string()),
+        "{err}"
+    );
+    assert_eq!(err.matches("No such file or directory").count(), 1, "{err}");
+    assert!(!err.contains("no sweep records"), "{err}");
+}
+
+#[test]
+fn model_names_each_line_it_skips() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sweep.jsonl");
+    let mut text = std::fs::read_to_string(fixture("sweep.jsonl")).unwrap();
+    let good = text.lines().count();
+    text.push_str("not json\n{\"key\": \"cut");
+    std::fs::write(&p, text).unwrap();
+    let out = tilepipe()
+        .arg("model")
+        .arg("--from")
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr_of(&out));
+    let err = stderr_of(&out);
+    assert!(
+        err.contains(&format!("line {}: not a sweep record (", good + 1)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("line {}: torn last line (12 bytes", good + 2)),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("skipped 2 of {} lines", good + 2)),
+        "{err}"
+    );
+    assert!(String::from_utf8(out.stdout).unwrap().contains("predicted"));
 }

@@ -2,7 +2,6 @@
 
 use super::args::GpuArgs;
 use super::print;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +9,7 @@ use tilepipe::check::cases;
 use tilepipe::check::sanitize;
 use tilepipe::check::suite::{SuiteOptions, run_suite};
 use tilepipe::dtype::DType;
+use tilepipe::fsio;
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -71,10 +71,11 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     }
     print::skipped(&report);
     if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-        let path = dir.join("check.json");
-        std::fs::write(&path, serde_json::to_string_pretty(&report)?)
-            .with_context(|| path.display().to_string())?;
+        fsio::create_dir_all(dir)?;
+        fsio::write_atomic(
+            &dir.join("check.json"),
+            serde_json::to_string_pretty(&report)?.as_bytes(),
+        )?;
     }
     print::suite_totals(&report);
     Ok(if report.failed() == 0 {

@@ -1,6 +1,7 @@
 //! `tilepipe model`: the pipeline model against a sweep's measurements (host only).
 
 use super::print;
+use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,13 +15,15 @@ pub struct ModelArgs {
 }
 
 pub fn cmd_model(a: ModelArgs) -> anyhow::Result<ExitCode> {
-    let records = sweep::read(&a.from)?;
-    if records.is_empty() {
+    let loaded = sweep::read(&a.from).context("cannot read the sweep records")?;
+    print::skipped_lines(&a.from, &loaded);
+    if loaded.records.is_empty() {
         anyhow::bail!(
-            "{}: no sweep records (run tilepipe sweep first)",
-            a.from.display()
+            "{}: no sweep records in {} lines (run tilepipe sweep first)",
+            a.from.display(),
+            loaded.lines
         );
     }
-    print::model(&records);
+    print::model(&loaded.records);
     Ok(ExitCode::SUCCESS)
 }

@@ -2,6 +2,7 @@
 
 use tilepipe::check::suite::SuiteReport;
 use tilepipe::harness::CacheStats;
+use tilepipe::model::Fit;
 use tilepipe::report::{RunResults, table};
 use tilepipe::sweep;
 use tilepipe::timeline::TimelineResult;
@@ -124,19 +125,32 @@ pub fn model(records: &[sweep::Record]) {
         "variant", "stages", "tiles/blk", "predicted", "simulated", "measured", "departure"
     );
     for (c, _, why) in rows {
+        let (departure, mark) = match c.fit {
+            Fit::Within => (format!("{:+.1}%", 100.0 * c.departure), ""),
+            Fit::Departs => (format!("{:+.1}%", 100.0 * c.departure), "FLAGGED: "),
+            Fit::NotComparable => ("-".to_string(), ""),
+        };
         println!(
-            "{:<22} {:>6} {:>10} {:>9.4}ms {:>9.4}ms {:>9.4}ms {:>+9.1}%  {}{}",
-            c.variant,
-            c.stages,
-            c.tiles_per_block,
-            c.predicted,
-            c.simulated,
-            c.measured,
-            100.0 * c.departure,
-            if c.flagged { "FLAGGED: " } else { "" },
-            why
+            "{:<22} {:>6} {:>10} {:>9.4}ms {:>9.4}ms {:>9.4}ms {departure:>10}  {mark}{why}",
+            c.variant, c.stages, c.tiles_per_block, c.predicted, c.simulated, c.measured,
         );
     }
+}
+
+/// Each line of a sweep file that holds no record, then how many there were.
+pub fn skipped_lines(path: &std::path::Path, loaded: &sweep::Loaded) {
+    if loaded.skipped.is_empty() {
+        return;
+    }
+    for s in &loaded.skipped {
+        notice(&format!("skipped {} {s}", path.display()));
+    }
+    notice(&format!(
+        "{}: skipped {} of {} lines",
+        path.display(),
+        loaded.skipped.len(),
+        loaded.lines
+    ));
 }
 
 /// The SASS command's header and excerpt.

@@ -2,20 +2,34 @@
 
 use super::print;
 use super::timeline::named;
-use anyhow::Context;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tilepipe::report;
 use tilepipe::timeline;
+use tilepipe::{fsio, report};
 
 #[derive(Args)]
 pub struct ReportArgs {
     /// A results.json written by `tilepipe run`.
     results: PathBuf,
-    /// Writes report.html here.
+    /// Where the HTML goes: a path ending in .html is the file itself (unless it is an existing
+    /// folder); anything else is a folder that receives report.html.
     #[arg(long)]
     out: Option<PathBuf>,
+}
+
+/// The HTML file `--out` names: `x.html` is that file (a user who types a file name wants that
+/// file, not a folder of that name), any other path, or a folder that already exists, is a folder
+/// holding report.html.
+fn html_path(out: &Path) -> PathBuf {
+    let is_html = out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("html") || e.eq_ignore_ascii_case("htm"));
+    if is_html && !out.is_dir() {
+        out.to_path_buf()
+    } else {
+        out.join("report.html")
+    }
 }
 
 pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -23,18 +37,40 @@ pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     print::tables(&r);
     print::timelines(&r.timelines);
     print::problems_and_notes(&r);
-    if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
+    if let Some(out) = &a.out {
+        let html = html_path(out);
+        if let Some(dir) = html.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fsio::create_dir_all(dir)?;
+        }
         let named = named(&r.timelines);
         let svg = if named.is_empty() {
             None
         } else {
             timeline::svg::render(&named, "timeline").ok()
         };
-        let html = dir.join("report.html");
-        std::fs::write(&html, report::html::render(&r, svg.as_deref()))
-            .with_context(|| html.display().to_string())?;
+        fsio::write_atomic(&html, report::html::render(&r, svg.as_deref()).as_bytes())?;
         print::notice(&format!("wrote {}", html.display()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_html_name_is_the_file_and_anything_else_a_folder() {
+        assert_eq!(html_path(Path::new("x.html")), Path::new("x.html"));
+        assert_eq!(html_path(Path::new("a/X.HTM")), Path::new("a/X.HTM"));
+        assert_eq!(html_path(Path::new("out")), Path::new("out/report.html"));
+        assert_eq!(
+            html_path(Path::new("out.d/")),
+            Path::new("out.d/report.html")
+        );
+        // a folder of that name left by an older tilepipe stays a folder
+        let d = tempfile::tempdir().unwrap();
+        let old = d.path().join("old.html");
+        std::fs::create_dir(&old).unwrap();
+        assert_eq!(html_path(&old), old.join("report.html"));
+    }
 }

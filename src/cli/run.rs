@@ -3,14 +3,13 @@
 use super::args::{GpuArgs, ProblemArgs};
 use super::print;
 use super::timeline::{traceable, write_timeline};
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
-use tilepipe::report;
 use tilepipe::run::{RunOptions, run};
 use tilepipe::timeline::capture::{TimelineOptions, capture};
+use tilepipe::{fsio, report};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -87,8 +86,10 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         let path = dir.join("results.json");
         r.write(&path)?;
         let html = dir.join("report.html");
-        std::fs::write(&html, report::html::render(r, timeline_svg.as_deref()))
-            .with_context(|| html.display().to_string())?;
+        fsio::write_atomic(
+            &html,
+            report::html::render(r, timeline_svg.as_deref()).as_bytes(),
+        )?;
         print::notice(&format!("wrote {} and {}", path.display(), html.display()));
     }
     if let Some(e) = outcome.fatal {

@@ -2,7 +2,6 @@
 
 use super::args::GpuArgs;
 use super::print;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,12 +39,13 @@ pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
         a.gpu.cache(),
         a.gpu.device,
     )?;
+    ev.warnings.iter().for_each(|w| print::notice(w));
     print::sass(
         &ev.header,
         &tilepipe::sass::excerpt(&ev.evidence.listing, a.context),
     );
     if let Some(path) = &a.listing {
-        std::fs::write(path, &ev.evidence.listing).with_context(|| path.display().to_string())?;
+        tilepipe::fsio::write_atomic(path, ev.evidence.listing.as_bytes())?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -2,11 +2,11 @@
 
 use super::args::GpuArgs;
 use super::print;
-use anyhow::Context;
 use clap::Args;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
+use tilepipe::fsio;
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
 
 #[derive(Args)]
@@ -43,7 +43,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         spec.set_axis(axis)?;
     }
     let h = a.gpu.open()?;
-    std::fs::create_dir_all(&a.out).with_context(|| a.out.display().to_string())?;
+    fsio::create_dir_all(&a.out)?;
     let jsonl = a.out.join("sweep.jsonl");
     let o = SweepOptions {
         spec,
@@ -57,8 +57,22 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         },
     };
     let result = sweep::measure::sweep(&h, &o);
-    // plot whatever is on disk, also after an interruption
-    let records = sweep::read(&jsonl)?;
+    // plot whatever is on disk, also after an interruption; the sweep's own error comes first
+    let plotted = plot(&a.out, &jsonl);
+    result?;
+    plotted?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Draws the plots of what `jsonl` holds and prints the model and the tail; nothing when no point
+/// was written.
+fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
+    if !jsonl.exists() {
+        return Ok(());
+    }
+    let loaded = sweep::read(jsonl)?;
+    print::skipped_lines(jsonl, &loaded);
+    let records = loaded.records;
     for (name, svg) in [
         ("time-per-tile.svg", sweep::plots::time_per_tile(&records)),
         ("bandwidth.svg", sweep::plots::bandwidth(&records)),
@@ -68,12 +82,11 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         ),
     ] {
         match svg {
-            Ok(svg) => std::fs::write(a.out.join(name), svg)?,
+            Ok(svg) => fsio::write_atomic(&out.join(name), svg.as_bytes())?,
             Err(e) => print::notice(&format!("{name} not drawn: {e}")),
         }
     }
     print::model(&records);
-    print::sweep_tail(&records, &jsonl);
-    result?;
-    Ok(ExitCode::SUCCESS)
+    print::sweep_tail(&records, jsonl);
+    Ok(())
 }

@@ -3,10 +3,10 @@
 
 use super::args::{GpuArgs, ProblemArgs};
 use super::print;
-use anyhow::Context;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tilepipe::fsio;
 use tilepipe::harness::Harness;
 use tilepipe::timeline::{
     self, TimelineResult,
@@ -65,15 +65,15 @@ pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Resu
     )
     .map_err(anyhow::Error::msg)?;
     if let Some(dir) = out {
-        std::fs::create_dir_all(dir).with_context(|| dir.display().to_string())?;
-        std::fs::write(
-            dir.join("timeline.json"),
-            serde_json::to_string(&timeline::chrome_trace(&named))?,
+        fsio::create_dir_all(dir)?;
+        fsio::write_atomic(
+            &dir.join("timeline.json"),
+            serde_json::to_string(&timeline::chrome_trace(&named))?.as_bytes(),
         )?;
-        std::fs::write(dir.join("timeline.svg"), &svg)?;
-        std::fs::write(
-            dir.join("timeline-results.json"),
-            serde_json::to_string_pretty(tl)?,
+        fsio::write_atomic(&dir.join("timeline.svg"), svg.as_bytes())?;
+        fsio::write_atomic(
+            &dir.join("timeline-results.json"),
+            serde_json::to_string_pretty(tl)?.as_bytes(),
         )?;
         print::notice(&format!(
             "wrote timeline.json (Perfetto / chrome://tracing), timeline.svg, timeline-results.json in {}",

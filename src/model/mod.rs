@@ -60,7 +60,33 @@ pub struct Comparison {
     pub measured: f64,
     /// measured / predicted - 1.
     pub departure: f64,
-    pub flagged: bool,
+    pub fit: Fit,
+}
+
+/// How a measurement stands against the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Fit {
+    /// Within `THRESHOLD` of the prediction.
+    Within,
+    /// Departs past `THRESHOLD`: flagged and explained.
+    Departs,
+    /// No finite departure (a zero or non-finite prediction or measurement): neither within
+    /// tolerance nor a departure, since nothing was compared.
+    NotComparable,
+}
+
+impl Fit {
+    /// NaN compares false with everything, so `|NaN| > threshold` would pass it as within:
+    /// finiteness is settled first.
+    pub fn of(departure: f64) -> Fit {
+        if !departure.is_finite() {
+            Fit::NotComparable
+        } else if departure.abs() > THRESHOLD {
+            Fit::Departs
+        } else {
+            Fit::Within
+        }
+    }
 }
 
 /// Departures past this fraction are flagged.
@@ -81,14 +107,21 @@ pub fn compare(variant: &str, stages: usize, t: StageTimes, m: usize, measured: 
         simulated: simulate(t, m, stages.max(1)),
         measured,
         departure,
-        flagged: departure.abs() > THRESHOLD,
+        fit: Fit::of(departure),
     }
 }
 
 /// Why a flagged departure happens, in the direction it went.
 pub fn explain(c: &Comparison, t: StageTimes) -> String {
-    if !c.flagged {
-        return "within 15%".into();
+    match c.fit {
+        Fit::Within => return "within 15%".into(),
+        Fit::NotComparable => {
+            return format!(
+                "not comparable: measured {} against predicted {} (copy {} and compute {} per tile) gives no finite departure",
+                c.measured, c.predicted, t.copy, t.compute
+            );
+        }
+        Fit::Departs => {}
     }
     if c.departure > 0.0 && c.tiles_per_block < 8 {
         return "few tiles per block: launch latency and the first copy's full latency dominate, which per-tile stage times do not carry".into();
@@ -158,13 +191,13 @@ mod tests {
     #[test]
     fn departures_are_flagged_past_fifteen_percent() {
         let ok = compare("x", 2, T, 4, 15.0);
-        assert!(!ok.flagged);
+        assert_eq!(ok.fit, Fit::Within);
         assert!((ok.departure - (15.0 / 14.0 - 1.0)).abs() < 1e-12);
         let slow = compare("x", 2, T, 4, 17.0);
-        assert!(slow.flagged && explain(&slow, T).contains("launch latency"));
+        assert!(slow.fit == Fit::Departs && explain(&slow, T).contains("launch latency"));
         let slow_many = compare("x", 2, T, 40, 1.2 * pipelined(T, 40));
         let why = explain(&slow_many, T);
-        assert!(slow_many.flagged && why.contains("contend"));
+        assert!(slow_many.fit == Fit::Departs && why.contains("contend"));
         assert!(!why.contains("sequential sum"), "{why}");
         // measured at the sequential sum (200 for 40 tiles): named as such
         let serial = compare("x", 2, T, 40, 195.0);
@@ -175,6 +208,41 @@ mod tests {
         );
         let fast = compare("sync", 1, T, 4, 12.0);
         assert_eq!(fast.predicted, 20.0);
-        assert!(fast.flagged && explain(&fast, T).contains("resident blocks"));
+        assert!(fast.fit == Fit::Departs && explain(&fast, T).contains("resident blocks"));
+    }
+
+    #[test]
+    fn no_finite_departure_is_never_within_tolerance() {
+        let zero = StageTimes {
+            copy: 0.0,
+            compute: 0.0,
+        };
+        // 0 / 0, x / 0, NaN and infinite measurements
+        for (t, m, measured) in [
+            (zero, 4, 0.0),
+            (zero, 4, 1.0),
+            (T, 0, 1.0),
+            (T, 4, f64::NAN),
+            (T, 4, f64::INFINITY),
+            (
+                StageTimes {
+                    copy: f64::NAN,
+                    compute: 2.0,
+                },
+                4,
+                14.0,
+            ),
+        ] {
+            let c = compare("x", 2, t, m, measured);
+            assert_eq!(c.fit, Fit::NotComparable, "{t:?} {m} {measured}");
+            let why = explain(&c, t);
+            assert!(
+                why.starts_with("not comparable") && !why.contains("within"),
+                "{why}"
+            );
+        }
+        assert_eq!(Fit::of(f64::NAN), Fit::NotComparable);
+        assert_eq!(Fit::of(-0.15), Fit::Within);
+        assert_eq!(Fit::of(0.1500001), Fit::Departs);
     }
 }

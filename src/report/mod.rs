@@ -157,9 +157,9 @@ impl RunResults {
     pub fn write(&self, path: &Path) -> Result<()> {
         let json = serde_json::to_string_pretty(self).expect("results serialise");
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+            crate::fsio::create_dir_all(dir)?;
         }
-        std::fs::write(path, json).map_err(|e| Error::io(path, e))
+        crate::fsio::write_atomic(path, json.as_bytes())
     }
 
     pub fn read(path: &Path) -> Result<RunResults> {

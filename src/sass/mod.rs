@@ -164,6 +164,8 @@ pub fn excerpt(listing: &str, context: usize) -> String {
 pub struct Inspection {
     pub header: String,
     pub evidence: SassEvidence,
+    /// The cubin cache's warnings, for the caller to show.
+    pub warnings: Vec<String>,
 }
 
 /// Builds one variant (or control) for `arch`, or for the GPU's architecture when none is given,
@@ -246,5 +248,9 @@ pub fn inspect(
             }
         }
     }
-    Ok(Inspection { header, evidence })
+    Ok(Inspection {
+        header,
+        evidence,
+        warnings: built.cache_warnings,
+    })
 }

@@ -1,7 +1,7 @@
 //! Measures a sweep on the GPU: builds validated before any point is timed, the input generated
 //! once at the largest size and timed through prefixes of it, each point appended as it lands.
 
-use super::{Record, SweepSpec, append, done_keys, key};
+use super::{Record, SweepSpec, append, key, resume};
 use crate::bench::{self, TimingOptions};
 use crate::check::cases;
 use crate::harness::{DeviceData, Harness, tiles};
@@ -26,7 +26,11 @@ const PROBE: &str = "stage probe: one stage only, output meaningless, not valida
 
 pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
     let done = if o.resume {
-        done_keys(&o.jsonl)?
+        let resumed = resume(&o.jsonl)?;
+        for w in &resumed.warnings {
+            h.progress.note(w);
+        }
+        resumed.done
     } else {
         Default::default()
     };

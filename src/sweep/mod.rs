@@ -4,14 +4,14 @@
 
 pub mod measure;
 pub mod plots;
+pub mod store;
+
+pub use store::{Loaded, Resumed, Skipped, append, read, resume};
 
 use crate::dtype::DType;
 use crate::variant::{Mechanism, Variant};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
-use std::io::{BufRead, Write};
-use std::path::Path;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepSpec {
@@ -48,31 +48,67 @@ impl Default for SweepSpec {
     }
 }
 
-fn list<T: std::str::FromStr>(axis: &str, values: &str) -> Result<Vec<T>> {
+/// The most values one axis may hold: a slip such as tiles=1..1000000000 is refused, not expanded.
+const MAX_AXIS_VALUES: usize = 4096;
+
+/// What an axis takes, as its refusals say.
+fn allowed(axis: &str) -> String {
+    let ranges = "comma-separated, or a..b ranges";
+    match axis {
+        "mechanism" => MECHANISMS.join(", "),
+        "stages" => format!("1..8, {ranges}, e.g. stages=1..4,6"),
+        "tiles" => format!("whole numbers from 1, {ranges}, e.g. tiles=4,16,1024"),
+        "tile_rows" => format!("whole numbers from 1, {ranges}, e.g. tile_rows=1,2,4"),
+        // dtype, the last axis set_axis knows
+        _ => DType::ALL.map(|d| d.to_string()).join(", "),
+    }
+}
+
+fn refuse(axis: &str, v: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "axis {axis}: '{v}' is not allowed (allowed: {})",
+        allowed(axis)
+    ))
+}
+
+/// The values of `axis`, each one parsed and accepted by `ok`.
+fn list<T: std::str::FromStr>(axis: &str, values: &str, ok: impl Fn(&T) -> bool) -> Result<Vec<T>> {
     let mut out = Vec::new();
+    let mut push = |v: &str, text: &str| -> Result<()> {
+        let x: T = text
+            .parse()
+            .ok()
+            .filter(|x| ok(x))
+            .ok_or_else(|| refuse(axis, v))?;
+        out.push(x);
+        if out.len() > MAX_AXIS_VALUES {
+            return Err(Error::InvalidArgument(format!(
+                "axis {axis}: more than {MAX_AXIS_VALUES} values"
+            )));
+        }
+        Ok(())
+    };
     for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
-        if let Some((a, b)) = v.split_once("..") {
-            let (a, b): (usize, usize) = (
-                a.parse().map_err(|_| bad(axis, v))?,
-                b.parse().map_err(|_| bad(axis, v))?,
-            );
-            for i in a..=b {
-                out.push(i.to_string().parse().map_err(|_| bad(axis, v))?);
+        match v.split_once("..") {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = match (a.trim().parse(), b.trim().parse()) {
+                    (Ok(a), Ok(b)) if a <= b => (a, b),
+                    _ => return Err(refuse(axis, v)),
+                };
+                for i in a..=b {
+                    push(v, &i.to_string())?;
+                }
             }
-        } else {
-            out.push(v.parse().map_err(|_| bad(axis, v))?);
+            None => push(v, v)?,
         }
     }
     if out.is_empty() {
-        return Err(Error::InvalidArgument(format!("axis {axis} has no values")));
+        return Err(Error::InvalidArgument(format!(
+            "axis {axis} has no values (allowed: {})",
+            allowed(axis)
+        )));
     }
     Ok(out)
-}
-
-fn bad(axis: &str, v: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "axis {axis}: '{v}' is not a value (allowed: comma-separated values or a..b ranges)"
-    ))
 }
 
 impl SweepSpec {
@@ -83,27 +119,15 @@ impl SweepSpec {
                 "--axis '{spec}': expected name=values, e.g. stages=1..6 or tiles=16,1024"
             ))
         })?;
-        match name.trim() {
+        let name = name.trim();
+        match name {
             "mechanism" => {
-                let m: Vec<String> = list(name, values)?;
-                if let Some(x) = m.iter().find(|x| !MECHANISMS.contains(&x.as_str())) {
-                    return Err(Error::InvalidArgument(format!(
-                        "mechanism '{x}' (allowed: {})",
-                        MECHANISMS.join(", ")
-                    )));
-                }
-                self.mechanisms = m;
+                self.mechanisms = list(name, values, |m: &String| MECHANISMS.contains(&m.as_str()))?
             }
-            "stages" => {
-                let s: Vec<u32> = list(name, values)?;
-                if s.iter().any(|&s| !(1..=8).contains(&s)) {
-                    return Err(Error::InvalidArgument("stages: allowed 1..8".into()));
-                }
-                self.stages = s;
-            }
-            "tiles" => self.tiles = list(name, values)?,
-            "tile_rows" => self.tile_rows = list(name, values)?,
-            "dtype" => self.dtypes = list(name, values)?,
+            "stages" => self.stages = list(name, values, |s| (1..=8).contains(s))?,
+            "tiles" => self.tiles = list(name, values, |&t| t >= 1)?,
+            "tile_rows" => self.tile_rows = list(name, values, |&r| r >= 1)?,
+            "dtype" => self.dtypes = list(name, values, |_| true)?,
             other => {
                 return Err(Error::InvalidArgument(format!(
                     "unknown axis '{other}' (allowed: mechanism, stages, tiles, tile_rows, dtype)"
@@ -189,40 +213,6 @@ pub fn key(
     format!("{variant}|only{only}|{dtype}|h{hidden}|r{tile_rows}|t{tiles}")
 }
 
-/// Reads the records of a JSONL file; a torn last line (a crash mid-write) is skipped.
-pub fn read(path: &Path) -> Result<Vec<Record>> {
-    let f = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error::io(path, e)),
-    };
-    let mut out = Vec::new();
-    for line in std::io::BufReader::new(f).lines() {
-        let line = line.map_err(|e| Error::io(path, e))?;
-        if let Ok(r) = serde_json::from_str::<Record>(&line) {
-            out.push(r);
-        }
-    }
-    Ok(out)
-}
-
-pub fn done_keys(path: &Path) -> Result<BTreeSet<String>> {
-    Ok(read(path)?.into_iter().map(|r| r.key).collect())
-}
-
-/// Appends one record and flushes it to disk before returning.
-pub fn append(path: &Path, r: &Record) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
-    let line = serde_json::to_string(r).expect("records serialise");
-    writeln!(f, "{line}")
-        .and_then(|_| f.sync_data())
-        .map_err(|e| Error::io(path, e))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -294,6 +284,28 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_refused_axis_value_lists_what_the_axis_takes() {
+        let mut s = SweepSpec::default();
+        let err = |s: &mut SweepSpec, a: &str| s.set_axis(a).unwrap_err().to_string();
+        assert_eq!(
+            err(&mut s, "dtype=bf16,fp8"),
+            "invalid argument: axis dtype: 'fp8' is not allowed (allowed: f32, f16, bf16)"
+        );
+        assert!(err(&mut s, "mechanism=warp").contains("'warp' is not allowed (allowed: sync, "));
+        assert!(err(&mut s, "stages=9").contains("'9' is not allowed (allowed: 1..8, "));
+        for bad in ["tiles=0", "tiles=8..2", "tiles=-1", "tile_rows=0,1"] {
+            let e = err(&mut s, bad);
+            assert!(e.contains("allowed: whole numbers from 1"), "{bad}: {e}");
+        }
+        assert!(err(&mut s, "tiles=1..1000000000").contains("more than 4096 values"));
+        assert!(err(&mut s, "dtype= ,").contains("no values (allowed: f32, f16, bf16)"));
+        // nothing refused was applied
+        assert_eq!(s, SweepSpec::default());
+        s.set_axis(" dtype = f32, BF16").unwrap();
+        assert_eq!(s.dtypes, [DType::F32, DType::Bf16]);
+    }
+
+    #[test]
     fn variants_expand_mechanism_by_stages() {
         let mut s = SweepSpec::default();
         s.set_axis("mechanism=sync,cpasync,tma-ws").unwrap();
@@ -309,27 +321,5 @@ pub(crate) mod tests {
                 "tma-ws-s3"
             ]
         );
-    }
-
-    #[test]
-    fn append_read_resume_and_torn_lines() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("sweep.jsonl");
-        assert!(read(&p).unwrap().is_empty());
-        append(&p, &record("sync", 0, 1, 64, 0.1)).unwrap();
-        append(&p, &record("cpasync-cg16-s2", 0, 2, 64, 0.09)).unwrap();
-        // a crash mid-write leaves half a line
-        std::fs::OpenOptions::new()
-            .append(true)
-            .open(&p)
-            .unwrap()
-            .write_all(b"{\"key\": \"half")
-            .unwrap();
-        let r = read(&p).unwrap();
-        assert_eq!(r.len(), 2);
-        assert_eq!(r[1].variant, "cpasync-cg16-s2");
-        let keys = done_keys(&p).unwrap();
-        assert!(keys.contains(&key("sync", 0, DType::Bf16, 4096, 2, 64)));
-        assert!(!keys.contains(&key("sync", 0, DType::Bf16, 4096, 2, 128)));
     }
 }
