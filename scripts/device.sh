@@ -66,6 +66,10 @@ for s in "$@"; do
       timeout 560 $bin check --workload copy --out "$d/copy" > "$d/check-copy.log" 2>&1
       echo "copy exit $?"; wait $!; echo "rmsnorm exit $?"
       for f in check check-copy; do grep -E "^FAIL|passed, " "$d/$f.log" | cut -c1-300 | tail -8; done ;;
+    check-copy-bf16)
+      timeout 200 $bin check --workload copy --dtypes bf16 --out "$d" > "$d/check.log" 2>&1
+      echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-260 | tail -8
+      grep -c "caught 20/20" "$d/check.log" ;;
     check-copy)
       timeout 470 $bin check --workload copy --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-260 | tail -25 ;;

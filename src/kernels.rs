@@ -8,6 +8,7 @@ use crate::toolchain::Toolchain;
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::{KernelSource, Workload};
 use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
 
 /// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
 /// one pipeline template per mechanism.
@@ -46,6 +47,35 @@ pub const HEADERS: [(&str, &str); 9] = [
         include_str!("../kernels/pipeline/ring.cuh"),
     ),
 ];
+
+/// TILEPIPE_KERNELS=DIR: a folder laid out as kernels/ whose files replace the embedded sources,
+/// so that a deliberately broken kernel (a wait one group short, a missing barrier) can be put
+/// through `check` and `run` to see that they catch it. Runs say when it is set.
+pub const SOURCE_DIR_ENV: &str = "TILEPIPE_KERNELS";
+
+/// The folder TILEPIPE_KERNELS names, if set and not empty.
+pub fn source_dir() -> Option<PathBuf> {
+    std::env::var_os(SOURCE_DIR_ENV)
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The kernel's text and every header, embedded or read from `dir`.
+fn sources(k: KernelSource, dir: Option<&Path>) -> Result<(String, Vec<(&'static str, String)>)> {
+    let read = |name: &str, embedded: &str| match dir {
+        None => Ok(embedded.to_string()),
+        Some(d) => {
+            let path = d.join(name);
+            std::fs::read_to_string(&path).map_err(|e| crate::Error::io(&path, e))
+        }
+    };
+    let text = read(k.file, k.text)?;
+    let headers = HEADERS
+        .iter()
+        .map(|&(name, embedded)| Ok((name, read(name, embedded)?)))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((text, headers))
+}
 
 /// Options for one build: a real architecture (a cubin, never PTX only), C++17, line info for
 /// annotated SASS, the toolkit's include folders, then the variant's and the workload's -D
@@ -100,6 +130,7 @@ pub fn build(
 }
 
 pub const POISON: KernelSource = KernelSource {
+    file: "poison.cu",
     text: include_str!("../kernels/poison.cu"),
     entry: "tilepipe_smem_poison",
 };
@@ -130,7 +161,9 @@ fn compile_cached(
     nvrtc_version: &str,
     cache: &cache::Cache,
 ) -> Result<Built> {
-    let key = cache::key(k.text, &HEADERS, &options, &arch.to_string(), nvrtc_version);
+    let (text, owned) = sources(k, source_dir().as_deref())?;
+    let headers: Vec<(&str, &str)> = owned.iter().map(|(n, t)| (*n, t.as_str())).collect();
+    let key = cache::key(&text, &headers, &options, &arch.to_string(), nvrtc_version);
     let found = cache.get(&key);
     let mut cache_warnings: Vec<String> = found.warning().into_iter().collect();
     if let cache::Lookup::Hit(cubin) = found {
@@ -142,7 +175,7 @@ fn compile_cached(
             cache_warnings,
         });
     }
-    let out = nvrtc::compile(k.text, &HEADERS, k.entry, &options).map_err(|e| match e {
+    let out = nvrtc::compile(&text, &headers, k.entry, &options).map_err(|e| match e {
         crate::Error::Compile {
             arch, options, log, ..
         } => crate::Error::Compile {
@@ -163,4 +196,33 @@ fn compile_cached(
         log: out.log,
         cache_warnings,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_source_folder_replaces_every_embedded_file() {
+        let (text, headers) = sources(POISON, None).unwrap();
+        assert_eq!(text, POISON.text);
+        assert_eq!(headers.len(), HEADERS.len());
+        let dir = tempfile::tempdir().unwrap();
+        let e = sources(POISON, Some(dir.path())).unwrap_err().to_string();
+        assert!(e.contains("poison.cu"), "{e}");
+        std::fs::write(dir.path().join("poison.cu"), "// mutated").unwrap();
+        let e = sources(POISON, Some(dir.path())).unwrap_err().to_string();
+        assert!(
+            e.contains("common/ptx.cuh"),
+            "a missing header is named: {e}"
+        );
+        for (name, embedded) in HEADERS {
+            let p = dir.path().join(name);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, format!("{embedded}\n// mutated")).unwrap();
+        }
+        let (text, headers) = sources(POISON, Some(dir.path())).unwrap();
+        assert_eq!(text, "// mutated");
+        assert!(headers.iter().all(|(_, t)| t.ends_with("// mutated")));
+    }
 }

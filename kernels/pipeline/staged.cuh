@@ -3,23 +3,30 @@
 // Also the compute-only model probe, which loads one tile this way.
 #pragma once
 
+// The register that holds one copy unit: 16-byte vectors where the view's rows allow them,
+// narrower units (down to one element) where its offset or row stride does not.
+template <int B> struct UnitReg;
+template <> struct UnitReg<16> { using T = uint4; };
+template <> struct UnitReg<8> { using T = uint2; };
+template <> struct UnitReg<4> { using T = unsigned int; };
+template <> struct UnitReg<2> { using T = unsigned short; };
+
 template <class W>
 struct Staged {
-    // dependent on W, so only a build that stages registers is held to it
-    static_assert(sizeof(W) > 0 && COPY_BYTES == 16, "register staging moves 16-byte vectors");
-    uint4 v[PerThread<W>::UNITS];
+    using T = typename UnitReg<COPY_BYTES>::T;
+    T v[PerThread<W>::UNITS];
 };
 
 template <class W>
 __device__ __forceinline__ void stage_load(const W& w, int k, int tid, Staged<W>& st) {
     if (!w.has(k)) return;
-    for_my_units(w, k, tid, [&](int i, const char* src, int) { st.v[i] = __ldg(reinterpret_cast<const uint4*>(src)); });
+    for_my_units(w, k, tid, [&](int i, const char* src, int) { st.v[i] = __ldg(reinterpret_cast<const typename Staged<W>::T*>(src)); });
 }
 
 template <class W>
 __device__ __forceinline__ void stage_store(const W& w, int k, int s, int tid, const Staged<W>& st) {
     unsigned char* const slot = slot_ptr<W>(s);
-    for_my_units(w, k, tid, [&](int i, const char*, int dst) { *reinterpret_cast<uint4*>(slot + dst) = st.v[i]; });
+    for_my_units(w, k, tid, [&](int i, const char*, int dst) { *reinterpret_cast<typename Staged<W>::T*>(slot + dst) = st.v[i]; });
 }
 
 #if MECH == MECH_SYNC

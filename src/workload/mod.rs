@@ -19,6 +19,8 @@ use crate::{Error, Result};
 /// `<entry>.cu` in errors and line info).
 #[derive(Debug, Clone, Copy)]
 pub struct KernelSource {
+    /// Its path under kernels/ (where TILEPIPE_KERNELS may replace it).
+    pub file: &'static str,
     pub text: &'static str,
     pub entry: &'static str,
 }
@@ -48,6 +50,11 @@ pub trait Workload: Sync + Send {
     /// Deliberately broken variants; never timed or ranked.
     fn controls(&self) -> Vec<Variant> {
         Variant::controls()
+    }
+
+    /// `v` as it must be built to take every one of `views` (narrower copies, say), or unchanged.
+    fn fit(&self, v: &Variant, views: &[View], cfg: &BuildConfig) -> Variant {
+        rows::fit(v, views, cfg)
     }
 
     /// Why `v` cannot take `view` (CUTLASS's can_implement): every skip carries its reason.

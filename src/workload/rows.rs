@@ -219,6 +219,25 @@ pub fn defines(cfg: &BuildConfig) -> Vec<String> {
     ]
 }
 
+/// `v` fitted to every view it will run on: the register-staged mechanisms (the sequential
+/// baseline among them) narrow their copy unit, down to one element, until it divides each view's
+/// offset and row stride in bytes, so they take any element-aligned view. Others are unchanged.
+pub fn fit(v: &Variant, views: &[View], cfg: &BuildConfig) -> Variant {
+    let mut fitted = v.clone();
+    if matches!(v.mechanism, Mechanism::Sync | Mechanism::Regprefetch) {
+        let es = cfg.dtype.size();
+        let divides = |b: usize, view: &View| {
+            (view.offset * es).is_multiple_of(b) && (view.row_stride * es).is_multiple_of(b)
+        };
+        let mut b = v.copy_bytes as usize;
+        while b > es && !views.iter().all(|view| divides(b, view)) {
+            b /= 2;
+        }
+        fitted.copy_bytes = b as u32;
+    }
+    fitted
+}
+
 /// Why `v` cannot take this view, if it cannot: each mechanism's alignment, a tensor map TMA can
 /// describe, a view strided enough for the wrong-stride control.
 pub fn can_implement(v: &Variant, view: &View, cfg: &BuildConfig) -> Result<(), String> {
@@ -299,6 +318,41 @@ pub fn row_map(
 mod tests {
     use super::*;
     use crate::gpu::TensorMapSpec;
+
+    #[test]
+    fn the_baseline_fits_any_element_aligned_view() {
+        let all = Variant::catalogue();
+        let by = |n: &str| all.iter().find(|v| v.name == n).unwrap().clone();
+        let (sync, cp) = (by("sync"), by("cpasync-cg16-s2"));
+        let view =
+            |stride, offset, dt| View::new(64, 4096, Some(stride), offset, None, dt).unwrap();
+        for (dt, stride, offset, want) in [
+            (DType::Bf16, 4096, 0, 16),
+            (DType::Bf16, 4096, 1, 2),
+            (DType::Bf16, 4100, 0, 8),
+            (DType::F16, 4098, 4, 4),
+            (DType::F32, 4096, 3, 4),
+            (DType::F32, 4098, 0, 8),
+        ] {
+            let cfg = BuildConfig::new(dt, 4096, None);
+            let v = view(stride, offset, dt);
+            let fitted = fit(&sync, &[v], &cfg);
+            assert_eq!(
+                fitted.copy_bytes, want,
+                "{dt} stride {stride} offset {offset}"
+            );
+            assert_eq!(can_implement(&fitted, &v, &cfg), Ok(()));
+            // the fitted unit divides every view at once
+            let aligned = view(4096, 0, dt);
+            assert_eq!(fit(&sync, &[aligned, v], &cfg).copy_bytes, want);
+            // other mechanisms are not narrowed: they take the view or say why not
+            assert_eq!(fit(&cp, &[v], &cfg), cp);
+            if want < 16 {
+                let why = can_implement(&cp, &v, &cfg).unwrap_err();
+                assert!(why.contains("16-byte aligned"), "{why}");
+            }
+        }
+    }
 
     #[test]
     fn view_rejects_bad_shapes_with_reasons() {

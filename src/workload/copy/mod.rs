@@ -20,6 +20,7 @@ impl Workload for Copy {
 
     fn kernel(&self) -> KernelSource {
         KernelSource {
+            file: "copy.cu",
             text: include_str!("../../../kernels/copy.cu"),
             entry: "tilepipe_copy",
         }

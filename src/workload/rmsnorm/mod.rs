@@ -21,6 +21,7 @@ impl Workload for RmsNorm {
 
     fn kernel(&self) -> KernelSource {
         KernelSource {
+            file: "rmsnorm.cu",
             text: include_str!("../../../kernels/rmsnorm.cu"),
             entry: "tilepipe_rmsnorm",
         }

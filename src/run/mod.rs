@@ -1,0 +1,219 @@
+//! The main job: build every variant for this GPU, validate each before any timing, record the
+//! evidence, time device execution (and host submission, apart), compare against the copy
+//! ceiling and the sequential baseline.
+
+use crate::bench::{self, TimingOptions};
+use crate::check::cases::{self, Case};
+use crate::dtype::DType;
+use crate::harness::{Harness, tiles};
+use crate::report::{Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
+use crate::variant::{BuildConfig, Variant};
+use crate::workload::View;
+use crate::{Error, Result};
+
+mod prepare;
+mod probe;
+mod validate;
+
+pub use prepare::{Ready, case_seed, grid_for, prepare_all};
+pub use probe::probe;
+pub use validate::validate_case;
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub view: View,
+    pub dtype: DType,
+    pub seed: u64,
+    pub tile_rows: Option<usize>,
+    pub variants: Option<String>,
+    pub timing: TimingOptions,
+    /// Bytes copied for the device-to-device ceiling (at least this, or the input's size).
+    pub ceiling_bytes: usize,
+    /// Also measure the host submission interval of a burst of launches against its device time.
+    pub explain_timing: bool,
+    pub command: Vec<String>,
+}
+
+/// What a run produced, and the fault that stopped it early, if one did. Results gathered before
+/// a fault are kept so that nothing already measured is lost.
+pub struct RunOutcome {
+    pub results: RunResults,
+    pub fatal: Option<Error>,
+}
+
+pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
+    let cfg = BuildConfig::new(o.dtype, o.view.hidden, o.tile_rows);
+    let mut variants = Variant::select(h.workload.catalogue(), o.variants.as_deref())?;
+    if !variants.iter().any(Variant::is_baseline) {
+        variants.insert(0, h.workload.catalogue().remove(0));
+    }
+    let cases = {
+        // the user's view last, so its validated buffers stay for timing
+        let mut c = cases::run_cases(o.view, o.dtype, cfg.tile_rows)?;
+        c.rotate_left(1);
+        c
+    };
+    let mut results: Vec<VariantResult> = variants
+        .iter()
+        .map(|v| VariantResult::new(v, &cfg))
+        .collect();
+    let views: Vec<View> = cases.iter().map(|c| c.view).collect();
+    let ready = prepare_all(h, &variants, &cfg, &views, &mut results);
+    if let Some(b) = results
+        .iter()
+        .find(|r| r.mechanism == crate::variant::Mechanism::Sync)
+        && b.status == Status::Skipped
+    {
+        return Err(Error::Unsupported {
+            variant: "sync (the baseline)".into(),
+            reason: b.detail.clone().unwrap_or_default(),
+        });
+    }
+    if ready.is_empty() {
+        let why: Vec<String> = results
+            .iter()
+            .map(|r| format!("{}: {}", r.name, r.detail.clone().unwrap_or_default()))
+            .collect();
+        return Err(Error::Unsupported {
+            variant: "every selected variant".into(),
+            reason: why.join("; "),
+        });
+    }
+    let mut out = RunResults {
+        schema_version: SCHEMA_VERSION,
+        tilepipe_version: env!("CARGO_PKG_VERSION").into(),
+        created_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        command: o.command.clone(),
+        device: h.info().clone(),
+        toolchain: h.tc.clone(),
+        workload: Workload {
+            name: h.workload.name().into(),
+            formula: h.workload.formula().into(),
+            view: o.view,
+            dtype: o.dtype,
+            tile_rows: cfg.tile_rows,
+            consumers: cfg.consumers,
+            seed: o.seed,
+            eps: h.workload.eps(),
+            bytes_moved: h.workload.traffic(&o.view, o.dtype).bytes,
+        },
+        ceiling: None,
+        cache: h.cache_stats().into(),
+        variants: Vec::new(),
+        timelines: Vec::new(),
+        repeat: None,
+        notes: Vec::new(),
+    };
+    let fatal = measure(h, o, &cases, &ready, &mut results, &mut out).err();
+    out.variants = results;
+    Ok(RunOutcome {
+        results: out,
+        fatal,
+    })
+}
+
+fn measure(
+    h: &Harness,
+    o: &RunOptions,
+    cases: &[Case],
+    ready: &[Ready],
+    results: &mut [VariantResult],
+    out: &mut RunResults,
+) -> Result<()> {
+    h.progress
+        .stage("validate", (cases.len() * ready.len()) as u64);
+    let mut last = None;
+    let all: Vec<&Ready> = ready.iter().collect();
+    for (i, case) in cases.iter().enumerate() {
+        last = Some(validate_case(
+            h,
+            &all,
+            results,
+            case,
+            o.dtype,
+            case_seed(o.seed, i),
+        )?);
+    }
+    h.progress.done();
+    let (_data, dd) = last.expect("at least the user's case");
+    let free = h.gpu.free_memory()? as usize;
+    let bytes = o.ceiling_bytes.max(dd.x.len()).min(free / 3);
+    h.progress.note(&format!(
+        "measuring the device-to-device copy ceiling over {} MiB",
+        bytes >> 20
+    ));
+    let c = bench::copy_ceiling(h, bytes, 20)?;
+    let ceiling_gbps = c.gbps;
+    out.ceiling = Some(c);
+    let timed: Vec<&Ready> = ready
+        .iter()
+        .filter(|r| results[r.index].status == Status::Passed)
+        .collect();
+    h.progress.stage("time", timed.len() as u64);
+    let mut extra = Vec::new();
+    let mut baseline_ms = None;
+    let first = timed.first().map(|r| r.index);
+    for r in &timed {
+        let p = &r.prepared;
+        h.progress.step(&p.variant.name);
+        let sets = dd.rotated(&h.gpu, p, &dd.view, &mut extra)?;
+        let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
+        let t = bench::time_kernel(h, p, grid, &sets, &o.timing)?;
+        let median = t.device.median;
+        if p.variant.is_baseline() {
+            baseline_ms = Some(median);
+        }
+        let gbps = bench::gbps(dd.view.bytes_moved(dd.dtype), median);
+        results[r.index].perf = Some(Perf {
+            gbps,
+            pct_of_ceiling: Some(100.0 * gbps / ceiling_gbps),
+            speedup_vs_sync: baseline_ms.map(|b| b / median),
+        });
+        results[r.index].timing = Some(t);
+        if o.explain_timing && p.variant.is_baseline() {
+            let s = bench::submit_vs_device(h, p, grid, &dd.params(&h.gpu, p, 0)?, 50)?;
+            out.notes.push(format!(
+                "host submission vs device time: {} launches of {} were submitted in {:.3} ms of host time, and the device took {:.3} ms to run them ({:.0}x longer); a shorter submission interval says nothing about device execution",
+                s.launches, s.variant, s.host_submit_ms, s.device_ms, s.device_ms / s.host_submit_ms
+            ));
+        }
+    }
+    h.progress.done();
+    // the first variant again, after all the others: do two measurements of one kernel agree?
+    if let Some(i) = first {
+        let r = timed[0];
+        let p = &r.prepared;
+        let sets = dd.rotated(&h.gpu, p, &dd.view, &mut extra)?;
+        let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
+        let again = bench::time_kernel(h, p, grid, &sets, &o.timing)?.device;
+        let before = results[i].timing.as_ref().expect("timed above").device;
+        let agrees = before.indistinguishable(&again);
+        out.notes.push(format!(
+            "repeatability: {} measured again after every other variant: median {:.1} us (first {:.1} us, range {:.1}..{:.1}); {}",
+            p.variant.name,
+            again.median * 1e3,
+            before.median * 1e3,
+            before.min * 1e3,
+            before.max * 1e3,
+            if agrees { "within the reported spread" } else { "OUTSIDE the reported spread: treat differences of this size as noise" }
+        ));
+        out.repeat = Some(bench::Repeat {
+            variant: p.variant.name.clone(),
+            first: before,
+            second: again,
+            agrees,
+        });
+    }
+    out.notes.push(match &h.clocks {
+        Ok(_) => crate::clocks::summary(
+            results
+                .iter()
+                .filter_map(|r| r.timing.as_ref()?.clocks.as_ref()),
+        )
+        .unwrap_or_else(|| "clocks: NVML gave no reading".into()),
+        Err(why) => format!("clocks not recorded: {why}"),
+    });
+    Ok(())
+}
