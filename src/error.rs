@@ -79,6 +79,16 @@ pub enum Error {
     )]
     Hung { variant: String, seconds: u64 },
 
+    #[error("{variant} faulted the GPU context ({case}): {cause}")]
+    ContextLost {
+        variant: String,
+        case: String,
+        cause: Box<Error>,
+    },
+
+    #[error("interrupted (Ctrl-C)")]
+    Interrupted,
+
     #[error("disassembler failed on {what}: {detail}")]
     Disassembler { what: String, detail: String },
 

@@ -15,6 +15,7 @@ pub mod error;
 pub mod fsio;
 pub mod gpu;
 pub mod harness;
+pub mod interrupt;
 pub mod kernels;
 pub mod mechanism;
 pub mod model;

@@ -21,6 +21,14 @@ fn main() -> ExitCode {
         }
         default_hook(info);
     }));
+    // Ctrl-C: the first asks run, check and sweep to stop at the next kernel and keep what they
+    // measured (exit 130); a second one ends the process at once. Without a handler (it could not
+    // be installed) Ctrl-C simply ends the process.
+    let _ = ctrlc::set_handler(|| {
+        if tilepipe::interrupt::request() {
+            std::process::exit(130);
+        }
+    });
     let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => code,

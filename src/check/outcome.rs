@@ -18,6 +18,9 @@ pub struct SuiteReport {
     pub skipped: Vec<String>,
     pub results: Vec<VariantResult>,
     pub sanitizer: Vec<Finding>,
+    /// Why the suite ended before its last test (a hang, Ctrl-C), if it did.
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 /// One compute-sanitizer run of one variant.
@@ -43,6 +46,14 @@ impl SuiteReport {
     }
 
     /// Keeps one test's outcome and reports it through `progress`.
+    /// Appends everything `other` holds.
+    pub fn merge(&mut self, other: SuiteReport) {
+        self.tests.extend(other.tests);
+        self.skipped.extend(other.skipped);
+        self.results.extend(other.results);
+        self.sanitizer.extend(other.sanitizer);
+    }
+
     pub fn record(&mut self, progress: &Progress, name: String, passed: bool, detail: String) {
         progress.test(&name, passed, &detail);
         self.tests.push(TestResult {

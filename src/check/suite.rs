@@ -5,7 +5,7 @@
 
 use super::cases::{self, Case};
 pub use super::outcome::{SuiteReport, TestResult};
-use crate::Result;
+use crate::{Error, Result};
 use crate::dtype::DType;
 use crate::harness::Harness;
 use crate::report::{Status, VariantResult};
@@ -70,11 +70,20 @@ fn prepare_into(
     ready
 }
 
-pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
+/// The suite, in fresh contexts where it must: when a variant faults the context (a sticky
+/// error), that is its failure, recorded with its case; the harness is dropped and reopened and the
+/// (dtype, hidden) group starts again without it. Returns the last harness and the report, with
+/// the error that ended the suite early if one did (a hang, Ctrl-C, too many faults); what was
+/// tested before it stands.
+pub fn run_suite(
+    open: &mut dyn FnMut() -> Result<Harness>,
+    o: &SuiteOptions,
+) -> Result<(Harness, SuiteReport, Option<Error>)> {
     let mut report = SuiteReport::default();
+    let mut h = open()?;
     let w = h.workload;
     let mut correct = Variant::matching(w.catalogue(), o.variants.as_deref());
-    let controls = Variant::matching(w.controls(), o.variants.as_deref());
+    let mut controls = Variant::matching(w.controls(), o.variants.as_deref());
     if correct.is_empty() && controls.is_empty() {
         // select names what is allowed
         Variant::select(
@@ -85,74 +94,126 @@ pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<SuiteReport> {
     if !correct.iter().any(Variant::is_baseline) {
         correct.insert(0, w.catalogue().remove(0));
     }
+    let mut faults = 0;
     for &dtype in &o.dtypes {
         for &hidden in &o.hidden {
-            let cfg = BuildConfig::new(dtype, hidden, None);
-            let stressed = BuildConfig {
-                stress: STRESS_BOTH,
-                ..cfg
-            };
-            let cases = cases::suite_cases(hidden, dtype, cfg.tile_rows, o.seed)?;
-            let tag = format!("{dtype} h{hidden}");
-            let mut results = Vec::new();
-            let clean = prepare_into(h, &correct, &cfg, &mut results, &mut report, &tag);
-            let stress: Vec<Variant> = correct.iter().chain(&controls).cloned().collect();
-            let shaken = prepare_into(
-                h,
-                &stress,
-                &stressed,
-                &mut results,
-                &mut report,
-                &format!("{tag} stress"),
-            );
-            evidence_tests(h, &mut report, &clean, &tag);
-            let baseline: Vec<&Ready> = clean
-                .iter()
-                .filter(|r| r.prepared.variant.is_baseline())
-                .collect();
-            h.progress.stage(
-                &format!("check {tag}"),
-                (cases.len() * clean.len() + shaken.len() * o.runs * 2) as u64,
-            );
-            for (ci, case) in cases.iter().enumerate() {
-                let runnable: Vec<&Ready> = clean
-                    .iter()
-                    .filter(|r| {
-                        h.unsupported(&r.prepared.variant, &case.view, &r.prepared.cfg)
-                            .is_none()
-                    })
-                    .collect();
-                let mut res = fresh(&results);
-                validate_case(h, &runnable, &mut res, case, dtype, case_seed(o.seed, ci))?;
-                for r in &runnable {
-                    let v = &res[r.index];
-                    report.record(
-                        &h.progress,
-                        format!("valid {tag} {} [{}]", v.name, case.name),
-                        v.status == Status::Passed,
-                        v.detail.clone().unwrap_or_default(),
-                    );
+            loop {
+                let mut mine = SuiteReport::default();
+                match group(&h, o, dtype, hidden, &correct, &controls, &mut mine) {
+                    Ok(()) => {
+                        report.merge(mine);
+                        break;
+                    }
+                    Err(Error::ContextLost {
+                        variant,
+                        case,
+                        cause,
+                    }) if faults < crate::run::isolate::MAX_FAULTS
+                        && !correct.iter().any(|v| v.name == variant && v.is_baseline()) =>
+                    {
+                        faults += 1;
+                        // a control is broken on purpose: its fault is how it was caught
+                        let control = controls.iter().any(|v| v.name == variant);
+                        report.record(
+                            &h.progress,
+                            format!("fault {dtype} h{hidden} {variant} [{case}]"),
+                            control,
+                            format!(
+                                "faulted the GPU context: {cause}; the group goes on in a fresh context without it"
+                            ),
+                        );
+                        correct.retain(|v| v.name != variant);
+                        controls.retain(|v| v.name != variant);
+                        drop(h);
+                        h = open()?;
+                    }
+                    Err(e) => {
+                        report.merge(mine);
+                        report.stopped = Some(e.to_string());
+                        return Ok((h, report, Some(e)));
+                    }
                 }
             }
-            let stress_cases =
-                cases::stress_cases(hidden, dtype, cfg.tile_rows, h.info().sm_count)?;
-            for s in &shaken {
-                repeated(
-                    h,
-                    &mut report,
-                    &baseline,
-                    s,
-                    &stress_cases,
-                    &results,
-                    o,
-                    &tag,
-                )?;
-            }
-            h.progress.done();
-            report.results.extend(results);
         }
     }
-    Ok(report)
+    Ok((h, report, None))
+}
+
+/// Every test of one (dtype, hidden) group into `report`.
+#[allow(clippy::too_many_arguments)]
+fn group(
+    h: &Harness,
+    o: &SuiteOptions,
+    dtype: DType,
+    hidden: usize,
+    correct: &[Variant],
+    controls: &[Variant],
+    report: &mut SuiteReport,
+) -> Result<()> {
+    let cfg = BuildConfig::new(dtype, hidden, None);
+    let stressed = BuildConfig {
+        stress: STRESS_BOTH,
+        ..cfg
+    };
+    let cases = cases::suite_cases(hidden, dtype, cfg.tile_rows, o.seed)?;
+    let tag = format!("{dtype} h{hidden}");
+    let mut results = Vec::new();
+    let clean = prepare_into(h, correct, &cfg, &mut results, report, &tag);
+    let stress: Vec<Variant> = correct.iter().chain(controls).cloned().collect();
+    let shaken = prepare_into(
+        h,
+        &stress,
+        &stressed,
+        &mut results,
+        report,
+        &format!("{tag} stress"),
+    );
+    evidence_tests(h, report, &clean, &tag);
+    let baseline: Vec<&Ready> = clean
+        .iter()
+        .filter(|r| r.prepared.variant.is_baseline())
+        .collect();
+    h.progress.stage(
+        &format!("check {tag}"),
+        (cases.len() * clean.len() + shaken.len() * o.runs * 2) as u64,
+    );
+    for (ci, case) in cases.iter().enumerate() {
+        let runnable: Vec<&Ready> = clean
+            .iter()
+            .filter(|r| {
+                h.unsupported(&r.prepared.variant, &case.view, &r.prepared.cfg)
+                    .is_none()
+            })
+            .collect();
+        let mut res = fresh(&results);
+        validate_case(h, &runnable, &mut res, case, dtype, case_seed(o.seed, ci))?;
+        for r in &runnable {
+            let v = &res[r.index];
+            report.record(
+                &h.progress,
+                format!("valid {tag} {} [{}]", v.name, case.name),
+                v.status == Status::Passed,
+                v.detail.clone().unwrap_or_default(),
+            );
+        }
+    }
+    let stress_cases =
+        cases::stress_cases(hidden, dtype, cfg.tile_rows, h.info().sm_count)?;
+    for s in &shaken {
+        repeated(
+            h,
+            report,
+            &baseline,
+            s,
+            &stress_cases,
+            &results,
+            o,
+            &tag,
+        )?;
+    }
+    h.progress.done();
+    report.results.extend(results);
+    Ok(())
 }
 
 fn evidence_tests(h: &Harness, report: &mut SuiteReport, ready: &[Ready], tag: &str) {

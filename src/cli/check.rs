@@ -50,8 +50,6 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .map(|s| s.trim().parse::<DType>())
         .collect::<Result<Vec<_>, _>>()?;
     let hidden = cases::parse_hidden(&a.suite_hidden)?;
-    let h = a.gpu.open()?;
-    print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
     let opts = SuiteOptions {
         dtypes,
         hidden,
@@ -59,8 +57,17 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         runs: a.runs.max(1),
         seed: a.seed,
     };
-    let mut report = run_suite(&h, &opts)?;
-    if let Some(tools) = &a.sanitize {
+    let mut opened = 0;
+    let mut open = || {
+        let h = a.gpu.open()?;
+        if opened == 0 {
+            print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
+        }
+        opened += 1;
+        Ok(h)
+    };
+    let (h, mut report, stopped) = run_suite(&mut open, &opts)?;
+    if let (Some(tools), None) = (&a.sanitize, &stopped) {
         sanitize::run_all(
             &h,
             &mut report,
@@ -78,6 +85,14 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     print::suite_totals(&report);
+    if let Some(e) = stopped {
+        print::notice(&format!("the suite stopped early: {e}"));
+        return Ok(ExitCode::from(if matches!(e, tilepipe::Error::Interrupted) {
+            130
+        } else {
+            1
+        }));
+    }
     Ok(if report.failed() == 0 {
         ExitCode::SUCCESS
     } else {

@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::TimingOptions;
-use tilepipe::run::{RunOptions, run};
+use tilepipe::run::{RunOptions, run_isolated};
 use tilepipe::timeline::capture::{TimelineOptions, capture};
 use tilepipe::{fsio, report};
 
@@ -39,8 +39,6 @@ pub struct RunArgs {
 
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
-    let h = a.gpu.open()?;
-    print::notice(&h.info().summary());
     let opts = RunOptions {
         view,
         dtype: a.problem.dtype,
@@ -55,8 +53,18 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ceiling_bytes: 1 << 30,
         explain_timing: a.explain_timing,
         command: std::env::args().collect(),
+        exclude: Vec::new(),
     };
-    let mut outcome = run(&h, &opts)?;
+    let mut opened = 0;
+    let mut open = || {
+        let h = a.gpu.open()?;
+        if opened == 0 {
+            print::notice(&h.info().summary());
+        }
+        opened += 1;
+        Ok(h)
+    };
+    let (h, mut outcome) = run_isolated(&mut open, &opts)?;
     let mut timeline_svg = None;
     if let (Some(list), None) = (&a.timeline, &outcome.fatal) {
         let variants = traceable(&h, list, &a.problem)?;
@@ -93,6 +101,10 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         print::notice(&format!("wrote {} and {}", path.display(), html.display()));
     }
     if let Some(e) = outcome.fatal {
+        if matches!(e, tilepipe::Error::Interrupted) {
+            print::notice("interrupted: the results above were measured before Ctrl-C");
+            return Ok(ExitCode::from(130));
+        }
         return Err(
             anyhow::Error::new(e).context("the run stopped early; results so far were kept")
         );
@@ -100,7 +112,7 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let bad = r
         .variants
         .iter()
-        .any(|v| matches!(v.status, report::Status::Failed | report::Status::Error));
+        .any(|v| v.status != report::Status::Passed && v.status != report::Status::Skipped);
     Ok(if bad {
         ExitCode::from(1)
     } else {

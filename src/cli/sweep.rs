@@ -59,6 +59,14 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     let result = sweep::measure::sweep(&h, &o);
     // plot whatever is on disk, also after an interruption; the sweep's own error comes first
     let plotted = plot(&a.out, &jsonl);
+    if let Err(tilepipe::Error::Interrupted) = result {
+        super::print::notice(&format!(
+            "interrupted: every point measured before Ctrl-C is in {} (--resume continues)",
+            jsonl.display()
+        ));
+        plotted?;
+        return Ok(ExitCode::from(130));
+    }
     result?;
     plotted?;
     Ok(ExitCode::SUCCESS)

@@ -105,6 +105,8 @@ pub enum Status {
     Failed,
     Skipped,
     Error,
+    /// Started but not finished: the run stopped (a hang, Ctrl-C) before it was validated and timed.
+    Unfinished,
 }
 
 impl Status {
@@ -114,6 +116,7 @@ impl Status {
             Status::Failed => "FAILED",
             Status::Skipped => "skipped",
             Status::Error => "ERROR",
+            Status::Unfinished => "not finished",
         }
     }
 }

@@ -5,19 +5,22 @@
 use crate::bench::{self, TimingOptions};
 use crate::check::cases::{self, Case};
 use crate::dtype::DType;
+use crate::check::suite::STRESS_BOTH;
 use crate::harness::{Harness, tiles};
 use crate::report::{Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::View;
 use crate::{Error, Result};
 
+pub mod isolate;
 mod prepare;
 mod probe;
 mod validate;
 
+pub use isolate::run_isolated;
 pub use prepare::{Ready, case_seed, grid_for, prepare_all};
 pub use probe::probe;
-pub use validate::validate_case;
+pub use validate::{Stress, sticky, under_stress, validate_case};
 
 #[derive(Debug, Clone)]
 pub struct RunOptions {
@@ -32,6 +35,8 @@ pub struct RunOptions {
     /// Also measure the host submission interval of a burst of launches against its device time.
     pub explain_timing: bool,
     pub command: Vec<String>,
+    /// Variants left out by name (those that faulted an earlier context).
+    pub exclude: Vec<String>,
 }
 
 /// What a run produced, and the fault that stopped it early, if one did. Results gathered before
@@ -41,12 +46,19 @@ pub struct RunOutcome {
     pub fatal: Option<Error>,
 }
 
+/// The variants `o` names, with the sequential baseline first if it was not named.
+pub fn selected(w: &dyn crate::workload::Workload, o: &RunOptions) -> Result<Vec<Variant>> {
+    let mut variants = Variant::select(w.catalogue(), o.variants.as_deref())?;
+    if !variants.iter().any(Variant::is_baseline) {
+        variants.insert(0, w.catalogue().remove(0));
+    }
+    Ok(variants)
+}
+
 pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
     let cfg = BuildConfig::new(o.dtype, o.view.hidden, o.tile_rows);
-    let mut variants = Variant::select(h.workload.catalogue(), o.variants.as_deref())?;
-    if !variants.iter().any(Variant::is_baseline) {
-        variants.insert(0, h.workload.catalogue().remove(0));
-    }
+    let mut variants = selected(h.workload, o)?;
+    variants.retain(|v| !o.exclude.contains(&v.name));
     let cases = {
         // the user's view last, so its validated buffers stay for timing
         let mut c = cases::run_cases(o.view, o.dtype, cfg.tile_rows)?;
@@ -59,6 +71,19 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         .collect();
     let views: Vec<View> = cases.iter().map(|c| c.view).collect();
     let ready = prepare_all(h, &variants, &cfg, &views, &mut results);
+    // the same kernels with random sleeps in producer and consumer, for the stress validation
+    let stress_cases =
+        cases::stress_cases(o.view.hidden, o.dtype, cfg.tile_rows, h.info().sm_count)?;
+    let shaken = {
+        let stressed = BuildConfig {
+            stress: STRESS_BOTH,
+            ..cfg
+        };
+        let mut all_views = views.clone();
+        all_views.extend(stress_cases.iter().map(|c| c.view));
+        let mut scratch = results.clone();
+        prepare_all(h, &variants, &stressed, &all_views, &mut scratch)
+    };
     if let Some(b) = results
         .iter()
         .find(|r| r.mechanism == crate::variant::Mechanism::Sync)
@@ -106,7 +131,23 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         repeat: None,
         notes: Vec::new(),
     };
-    let fatal = measure(h, o, &cases, &ready, &mut results, &mut out).err();
+    let stress = Stress {
+        ready: &shaken,
+        cases: &stress_cases,
+    };
+    let fatal = measure(h, o, &cases, &ready, &stress, &mut results, &mut out).err();
+    if let Some(e) = &fatal {
+        if let Error::ContextLost { variant, .. } = e
+            && let Some(r) = results.iter_mut().find(|r| &r.name == variant)
+        {
+            r.status = Status::Failed;
+            r.detail = Some(e.to_string());
+        }
+        // never shown as passed: a result counts only once it is validated and timed
+        for r in results.iter_mut().filter(|r| r.timing.is_none()) {
+            r.fail(Status::Unfinished, format!("the run stopped first: {e}"));
+        }
+    }
     out.variants = results;
     Ok(RunOutcome {
         results: out,
@@ -119,6 +160,7 @@ fn measure(
     o: &RunOptions,
     cases: &[Case],
     ready: &[Ready],
+    stress: &Stress,
     results: &mut [VariantResult],
     out: &mut RunResults,
 ) -> Result<()> {
@@ -137,6 +179,7 @@ fn measure(
         )?);
     }
     h.progress.done();
+    under_stress(h, stress, results, o.dtype, o.seed)?;
     let (_data, dd) = last.expect("at least the user's case");
     let free = h.gpu.free_memory()? as usize;
     let bytes = o.ceiling_bytes.max(dd.x.len()).min(free / 3);
@@ -156,11 +199,24 @@ fn measure(
     let mut baseline_ms = None;
     let first = timed.first().map(|r| r.index);
     for r in &timed {
+        crate::interrupt::check()?;
         let p = &r.prepared;
         h.progress.step(&p.variant.name);
         let sets = dd.rotated(&h.gpu, p, &dd.view, &mut extra)?;
         let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
-        let t = bench::time_kernel(h, p, grid, &sets, &o.timing)?;
+        let t = match bench::time_kernel(h, p, grid, &sets, &o.timing) {
+            Ok(t) => t,
+            Err(e) => match sticky(h, &p.variant.name, "timing", e) {
+                e @ Error::ContextLost { .. } => {
+                    results[r.index].fail(Status::Failed, format!("timing: {e}"));
+                    return Err(e);
+                }
+                e => {
+                    results[r.index].fail(Status::Error, format!("timing: {e}"));
+                    continue;
+                }
+            },
+        };
         let median = t.device.median;
         if p.variant.is_baseline() {
             baseline_ms = Some(median);

@@ -23,6 +23,7 @@ pub fn validate_case(
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
     let mut baseline: Option<(Vec<u8>, crate::check::Verdict)> = None;
     for r in ready {
+        crate::interrupt::check()?;
         let p = &r.prepared;
         let res = &mut results[r.index];
         h.progress
@@ -65,13 +66,76 @@ pub fn validate_case(
                 res.fail(Status::Failed, format!("{}: {e}", case.name));
                 return Err(e);
             }
-            Err(e) => {
-                res.fail(Status::Error, format!("{}: {e}", case.name));
-                if !h.healthy() {
+            Err(e) => match sticky(h, &p.variant.name, &case.name, e) {
+                e @ Error::ContextLost { .. } => {
+                    res.fail(Status::Failed, format!("{}: {e}", case.name));
                     return Err(e);
+                }
+                e => res.fail(Status::Error, format!("{}: {e}", case.name)),
+            },
+        }
+    }
+    Ok((data, dd))
+}
+
+/// `e`, from `variant`'s kernel on `case`, as `ContextLost` when it left the context unusable (a
+/// sticky fault such as an illegal address: the variant's failure, after which nothing more can
+/// run in this context and the caller goes on in a fresh one).
+pub fn sticky(h: &Harness, variant: &str, case: &str, e: Error) -> Error {
+    if h.healthy() {
+        e
+    } else {
+        Error::ContextLost {
+            variant: variant.to_string(),
+            case: case.to_string(),
+            cause: Box::new(e),
+        }
+    }
+}
+
+/// Stress builds of a run's variants (random sleeps in producer and consumer; indices as the
+/// clean builds') and the cases they run on.
+pub struct Stress<'a> {
+    pub ready: &'a [Ready],
+    pub cases: &'a [Case],
+}
+
+/// Launches per stress case for each variant in `run`: fewer than `check`'s 20, enough to catch a
+/// race that needs perturbation to show before the variant is timed as a pass.
+pub const STRESS_RUNS: usize = 3;
+
+/// Every variant that passed validation, again under stress: a failure there fails the variant,
+/// so it is not timed.
+pub fn under_stress(
+    h: &Harness,
+    stress: &Stress,
+    results: &mut [VariantResult],
+    dtype: DType,
+    seed: u64,
+) -> Result<()> {
+    let passed: Vec<&Ready> = stress
+        .ready
+        .iter()
+        .filter(|r| results[r.index].status == Status::Passed)
+        .collect();
+    h.progress.stage(
+        "validate under stress",
+        (passed.len() * stress.cases.len() * STRESS_RUNS) as u64,
+    );
+    for run in 0..STRESS_RUNS {
+        for (ci, case) in stress.cases.iter().enumerate() {
+            let mut scratch: Vec<VariantResult> = results.to_vec();
+            let s = seed ^ 0x57E5_5000 ^ ((run * stress.cases.len() + ci) as u64 + 1) << 20;
+            validate_case(h, &passed, &mut scratch, case, dtype, s)?;
+            for r in &passed {
+                if let (Status::Passed, Some(why)) =
+                    (results[r.index].status, scratch[r.index].detail.clone())
+                {
+                    results[r.index].fail(Status::Failed, format!("under stress (run {run}): {why}"));
                 }
             }
         }
     }
-    Ok((data, dd))
+    h.progress.done();
+    Ok(())
 }

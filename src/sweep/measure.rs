@@ -125,6 +125,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
             for &n in &tile_counts {
                 let v = View::new(n * tile_rows, o.hidden, None, 0, None, dtype)?;
                 for r in &timed {
+                    crate::interrupt::check()?;
                     let p = &r.prepared;
                     let k = key(&p.variant.name, p.cfg.only, dtype, o.hidden, tile_rows, n);
                     h.progress.step(&k);
