@@ -66,6 +66,22 @@ for s in "$@"; do
       timeout 560 $bin check --workload copy --out "$d/copy" > "$d/check-copy.log" 2>&1
       echo "copy exit $?"; wait $!; echo "rmsnorm exit $?"
       for f in check check-copy; do grep -E "^FAIL|passed, " "$d/$f.log" | cut -c1-300 | tail -8; done ;;
+    views)
+      # views the 16-byte baseline used to refuse: an odd element offset, a padded row stride
+      for v in "odd --offset 1" "padded --row-stride 4100"; do
+        set -- $v; n=$1; shift
+        timeout 140 $bin run --tokens 65536 "$@" --out "$d/$n" > "$d/$n.log" 2>&1
+        echo "$n exit $?"; grep -vE "^\[" "$d/$n.log" | grep -E "^│ [a-z]|^(view|problem)|ceiling" | cut -c1-200
+      done ;;
+    mutants)
+      # each protocol bug of scripts/mutate.py through run (and the fault through check)
+      for m in $(python3 scripts/mutate.py --list | cut -d: -f1); do
+        python3 scripts/mutate.py "$m" "$d/k-$m" > /dev/null || { echo "mutate $m failed"; continue; }
+        TILEPIPE_KERNELS=$d/k-$m timeout 100 $bin run --tokens 65536 --variants sync,cpasync-cg16-s2,cpasync-cg16-s3,bulk-s2,tma-s3 --out "$d/$m" > "$d/$m.log" 2>&1
+        echo "== $m: run exit $?"; grep -vE "^\[" "$d/$m.log" | grep -E "^│ [a-z]|faulted|error|stopped" | grep -v "┆ regs" | cut -c1-240 | head -14
+      done
+      TILEPIPE_KERNELS=$d/k-fault-cpasync timeout 150 $bin check --variants sync,cpasync-cg16-s2,tma-s3 --dtypes bf16 --suite-hidden 4096 --runs 5 > "$d/check-fault.log" 2>&1
+      echo "== check under fault-cpasync: exit $?"; grep -E "^FAIL|^ok   fault|passed, |stopped" "$d/check-fault.log" | cut -c1-240 | tail -12 ;;
     check-copy-bf16)
       timeout 200 $bin check --workload copy --dtypes bf16 --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-260 | tail -8

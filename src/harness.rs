@@ -60,6 +60,15 @@ pub struct CacheStats {
     pub compiled: u32,
 }
 
+/// Said wherever results are shown while TILEPIPE_KERNELS replaces the embedded sources.
+pub fn sources_note(dir: &std::path::Path) -> String {
+    format!(
+        "kernel sources from {}={}, not the ones built into tilepipe",
+        kernels::SOURCE_DIR_ENV,
+        dir.display()
+    )
+}
+
 impl Harness {
     pub fn open(
         ordinal: usize,
@@ -83,6 +92,9 @@ impl Harness {
         poison.cache_warnings.iter().for_each(|w| progress.note(w));
         let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
+        if let Some(dir) = kernels::source_dir() {
+            progress.note(&sources_note(&dir));
+        }
         let clocks = clocks::Monitor::open(gpu.info.pci);
         Ok(Harness {
             gpu,

@@ -129,7 +129,10 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         variants: Vec::new(),
         timelines: Vec::new(),
         repeat: None,
-        notes: Vec::new(),
+        notes: crate::kernels::source_dir()
+            .map(|d| crate::harness::sources_note(&d))
+            .into_iter()
+            .collect(),
     };
     let stress = Stress {
         ready: &shaken,
