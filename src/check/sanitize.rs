@@ -90,12 +90,7 @@ pub fn run_all(
         return Ok(());
     };
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
-    let all: Vec<Variant> = h
-        .workload
-        .catalogue()
-        .into_iter()
-        .chain(h.workload.controls())
-        .collect();
+    let all = h.workload.variants();
     let chosen = Variant::select(all, Some(variants))?;
     for tool in tools {
         let mut control_hazards = 0;

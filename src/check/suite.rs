@@ -5,13 +5,13 @@
 
 use super::cases::{self, Case};
 pub use super::outcome::{SuiteReport, TestResult};
-use crate::{Error, Result};
 use crate::dtype::DType;
 use crate::harness::Harness;
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
 use crate::sass::Attestation;
-use crate::variant::{BuildConfig, Claim, Variant};
+use crate::variant::{BuildConfig, Claim, STRESS_BOTH, Variant};
+use crate::{Error, Result};
 
 #[derive(Debug, Clone)]
 pub struct SuiteOptions {
@@ -22,9 +22,6 @@ pub struct SuiteOptions {
     pub runs: usize,
     pub seed: u64,
 }
-
-/// Random sleeps in both producer and consumer (bits 1 and 2 of STRESS).
-pub const STRESS_BOTH: u32 = 3;
 
 /// Result slots reset to "passed", keeping the build evidence.
 fn fresh(results: &[VariantResult]) -> Vec<VariantResult> {
@@ -86,10 +83,7 @@ pub fn run_suite(
     let mut controls = Variant::matching(w.controls(), o.variants.as_deref());
     if correct.is_empty() && controls.is_empty() {
         // select names what is allowed
-        Variant::select(
-            w.catalogue().into_iter().chain(w.controls()).collect(),
-            o.variants.as_deref(),
-        )?;
+        Variant::select(w.variants(), o.variants.as_deref())?;
     }
     if !correct.iter().any(Variant::is_baseline) {
         correct.insert(0, w.catalogue().remove(0));
@@ -197,19 +191,9 @@ fn group(
             );
         }
     }
-    let stress_cases =
-        cases::stress_cases(hidden, dtype, cfg.tile_rows, h.info().sm_count)?;
+    let stress_cases = cases::stress_cases(hidden, dtype, cfg.tile_rows, h.info().sm_count)?;
     for s in &shaken {
-        repeated(
-            h,
-            report,
-            &baseline,
-            s,
-            &stress_cases,
-            &results,
-            o,
-            &tag,
-        )?;
+        repeated(h, report, &baseline, s, &stress_cases, &results, o, &tag)?;
     }
     h.progress.done();
     report.results.extend(results);

@@ -87,11 +87,13 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
     print::suite_totals(&report);
     if let Some(e) = stopped {
         print::notice(&format!("the suite stopped early: {e}"));
-        return Ok(ExitCode::from(if matches!(e, tilepipe::Error::Interrupted) {
-            130
-        } else {
-            1
-        }));
+        return Ok(ExitCode::from(
+            if matches!(e, tilepipe::Error::Interrupted) {
+                130
+            } else {
+                1
+            },
+        ));
     }
     Ok(if report.failed() == 0 {
         ExitCode::SUCCESS

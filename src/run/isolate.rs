@@ -61,7 +61,12 @@ fn merge(
     faulted: Vec<VariantResult>,
     order: &[crate::variant::Variant],
 ) {
-    let pos = |name: &str| order.iter().position(|v| v.name == name).unwrap_or(usize::MAX);
+    let pos = |name: &str| {
+        order
+            .iter()
+            .position(|v| v.name == name)
+            .unwrap_or(usize::MAX)
+    };
     for r in faulted {
         notes.push(format!(
             "{} faulted the GPU context ({}); the run went on in a fresh context without it",

@@ -5,10 +5,9 @@
 use crate::bench::{self, TimingOptions};
 use crate::check::cases::{self, Case};
 use crate::dtype::DType;
-use crate::check::suite::STRESS_BOTH;
 use crate::harness::{Harness, tiles};
 use crate::report::{Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
-use crate::variant::{BuildConfig, Variant};
+use crate::variant::{BuildConfig, STRESS_BOTH, Variant};
 use crate::workload::View;
 use crate::{Error, Result};
 

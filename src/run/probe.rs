@@ -21,12 +21,7 @@ pub fn probe(
     blocks: Option<u32>,
     wait_timeout_ns: u64,
 ) -> Result<crate::check::Verdict> {
-    let all: Vec<Variant> = h
-        .workload
-        .catalogue()
-        .into_iter()
-        .chain(h.workload.controls())
-        .collect();
+    let all = h.workload.variants();
     let v = Variant::select(all, Some(name))?
         .into_iter()
         .find(|v| v.name == name)

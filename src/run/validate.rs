@@ -131,7 +131,8 @@ pub fn under_stress(
                 if let (Status::Passed, Some(why)) =
                     (results[r.index].status, scratch[r.index].detail.clone())
                 {
-                    results[r.index].fail(Status::Failed, format!("under stress (run {run}): {why}"));
+                    results[r.index]
+                        .fail(Status::Failed, format!("under stress (run {run}): {why}"));
                 }
             }
         }

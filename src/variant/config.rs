@@ -4,6 +4,9 @@
 use crate::dtype::DType;
 use serde::{Deserialize, Serialize};
 
+/// Random sleeps in both producer and consumer (bits 1 and 2 of STRESS).
+pub const STRESS_BOTH: u32 = 3;
+
 /// Everything that shapes one kernel build besides the variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct BuildConfig {

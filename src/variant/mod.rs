@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 mod config;
 
 pub use crate::mechanism::{Claim, Control, McaForm, Mechanism};
-pub use config::BuildConfig;
+pub use config::{BuildConfig, STRESS_BOTH};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {

@@ -57,6 +57,14 @@ pub trait Workload: Sync + Send {
         rows::fit(v, views, cfg)
     }
 
+    /// The catalogue, then the controls.
+    fn variants(&self) -> Vec<Variant> {
+        self.catalogue()
+            .into_iter()
+            .chain(self.controls())
+            .collect()
+    }
+
     /// Why `v` cannot take `view` (CUTLASS's can_implement): every skip carries its reason.
     fn can_implement(&self, v: &Variant, view: &View, cfg: &BuildConfig) -> Result<(), String> {
         rows::can_implement(v, view, cfg)
