@@ -17,6 +17,7 @@ pub mod gpu;
 pub mod harness;
 pub mod kernels;
 pub mod mechanism;
+pub mod meminfo;
 pub mod model;
 pub mod progress;
 pub mod queue_lab;
