@@ -8,7 +8,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error(
-        "no CUDA driver: {detail}. tilepipe needs an NVIDIA driver (libcuda.so) and an sm_80 or newer GPU; \
+        "no CUDA driver: {detail}. tilepipe needs an NVIDIA driver (libcuda.so) and an sm_70 or newer GPU (sm_80 for cp.async); \
          host-only commands (lab queue, model, sass --arch, report) work without one"
     )]
     NoDriver { detail: String },
@@ -50,12 +50,16 @@ pub enum Error {
     },
 
     #[error(
-        "out of device memory: {what} needs {needed_mib} MiB, {free_mib} MiB free; use fewer --tokens or a smaller --hidden"
+        "out of device memory: {what} needs {needed} bytes ({} MiB), {free} bytes ({} MiB) free; use fewer --tokens or a smaller --hidden",
+        needed >> 20,
+        free >> 20
     )]
     OutOfMemory {
         what: String,
-        needed_mib: u64,
-        free_mib: u64,
+        /// Bytes asked for.
+        needed: u64,
+        /// Bytes the device had free (cuMemGetInfo).
+        free: u64,
     },
 
     #[error("CUDA call {call} failed: {detail}")]
@@ -126,6 +130,20 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn out_of_memory_names_the_bytes_asked_and_free() {
+        let e = Error::OutOfMemory {
+            what: "the output Y".into(),
+            needed: 3 << 30,
+            free: (1 << 30) + 5,
+        };
+        assert_eq!(
+            e.to_string(),
+            "out of device memory: the output Y needs 3221225472 bytes (3072 MiB), 1073741829 bytes (1024 MiB) free; \
+             use fewer --tokens or a smaller --hidden"
+        );
+    }
 
     #[test]
     fn an_os_error_is_in_the_message_once_and_not_again_as_a_source() {

@@ -19,6 +19,29 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))
 }
 
+/// Makes sure `dir` is a folder this process can write, before any long work, so that a bad
+/// output folder is said at once rather than after the measurements: creates it (and its parents)
+/// if missing, then creates and removes a probe file in it.
+pub fn writable_dir(dir: &Path) -> Result<()> {
+    let refuse = |what: String| {
+        Error::InvalidArgument(format!(
+            "output folder {}: {what}; allowed: a folder that exists or can be created, and can be written",
+            dir.display()
+        ))
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(refuse("is a file, not a folder".into()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| refuse(format!("cannot be created ({e})")))?;
+    let probe = temp_beside(&dir.join("probe"))?;
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+        .map_err(|e| refuse(format!("cannot be written ({e})")))?;
+    std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
+}
+
 /// `write_atomic` with the writing step given, so that tests can make it fail half way.
 fn write_atomic_with(
     path: &Path,
@@ -136,6 +159,26 @@ mod tests {
         assert!(msg.contains("plain/check.json"), "{msg}");
         assert_eq!(std::fs::read(&file).unwrap(), b"kept");
         assert_eq!(names(d.path()), ["plain"]);
+    }
+
+    #[test]
+    fn an_output_folder_is_created_and_probed_or_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("a/b");
+        writable_dir(&out).unwrap();
+        assert!(out.is_dir());
+        assert!(names(&out).is_empty(), "the probe file is removed");
+        writable_dir(&out).unwrap();
+        let file = d.path().join("plain");
+        std::fs::write(&file, "kept").unwrap();
+        let msg = writable_dir(&file).unwrap_err().to_string();
+        assert!(
+            msg.contains("is a file") && msg.contains("allowed: a folder"),
+            "{msg}"
+        );
+        let msg = writable_dir(&file.join("below")).unwrap_err().to_string();
+        assert!(msg.contains("cannot be created"), "{msg}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"kept");
     }
 
     #[test]

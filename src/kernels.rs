@@ -129,6 +129,23 @@ pub fn build(
     compile_cached(k, &label, options, arch, nvrtc_version, cache)
 }
 
+/// NVRTC's log with a line that names the fix where the cause is the setup, not the source: no
+/// CUDA headers found, or an NVRTC too new for the architecture.
+fn with_hints(mut log: String, options: &str) -> String {
+    let no_includes = !options.split(' ').any(|o| o.starts_with("-I"));
+    if log.contains("open source file") || no_includes {
+        log.push_str(
+            "\nhint: the CUDA headers were not found: set CUDA_HOME to a CUDA toolkit (or the nvidia-cuda-runtime/-cccl wheels)",
+        );
+    }
+    if log.contains("invalid value for --gpu-architecture") {
+        log.push_str(
+            "\nhint: this NVRTC does not compile for that architecture (CUDA 13 starts at sm_75; sm_70 needs a CUDA 12 NVRTC)",
+        );
+    }
+    log
+}
+
 pub const POISON: KernelSource = KernelSource {
     file: "poison.cu",
     text: include_str!("../kernels/poison.cu"),
@@ -180,9 +197,9 @@ fn compile_cached(
             arch, options, log, ..
         } => crate::Error::Compile {
             kernel: label.to_string(),
+            log: with_hints(log, &options),
             arch,
             options,
-            log,
         },
         other => other,
     })?;
@@ -224,5 +241,26 @@ mod tests {
         let (text, headers) = sources(POISON, Some(dir.path())).unwrap();
         assert_eq!(text, "// mutated");
         assert!(headers.iter().all(|(_, t)| t.ends_with("// mutated")));
+    }
+
+    #[test]
+    fn a_setup_fault_in_the_log_gets_its_hint() {
+        let missing =
+            r#"common/elem.cuh(12): catastrophic error: could not open source file "cuda_bf16.h""#;
+        let with = "--gpu-architecture=sm_90 -I/usr/local/cuda/include";
+        assert!(with_hints(missing.into(), with).ends_with(
+            "\nhint: the CUDA headers were not found: set CUDA_HOME to a CUDA toolkit (or the nvidia-cuda-runtime/-cccl wheels)"
+        ));
+        let bare = with_hints("error: x".into(), "--gpu-architecture=sm_90");
+        assert!(bare.contains("set CUDA_HOME"), "{bare}");
+        assert_eq!(with_hints("error: x".into(), with), "error: x");
+        let old = with_hints(
+            "nvrtc: error: invalid value for --gpu-architecture (-arch)".into(),
+            with,
+        );
+        assert!(
+            old.contains("CUDA 13 starts at sm_75") && !old.contains("CUDA_HOME"),
+            "{old}"
+        );
     }
 }

@@ -18,6 +18,7 @@ pub mod harness;
 pub mod interrupt;
 pub mod kernels;
 pub mod mechanism;
+pub mod meminfo;
 pub mod model;
 pub mod progress;
 pub mod queue_lab;

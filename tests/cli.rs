@@ -257,3 +257,208 @@ fn model_names_each_line_it_skips() {
     );
     assert!(String::from_utf8(out.stdout).unwrap().contains("predicted"));
 }
+
+/// Runs tilepipe with no GPU visible: a check that happens after the GPU opens says "no CUDA
+/// driver" or "no CUDA GPU" instead of its own message.
+fn refused(args: &[&str]) -> String {
+    let out = tilepipe()
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains("allowed"), "{args:?}: {err}");
+    assert!(
+        !err.contains("no CUDA") && !err.contains("panicked"),
+        "{args:?}: {err}"
+    );
+    err
+}
+
+#[test]
+fn every_argument_is_judged_before_the_gpu_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "kept").unwrap();
+    let file = file.to_str().unwrap();
+    let below = format!("{file}/below");
+    for (args, needle) in [
+        (
+            vec!["run", "--variants", "nosuch"],
+            "no variant matches 'nosuch' (allowed: a name or prefix of sync",
+        ),
+        (
+            vec!["run", "--tile-rows", "0"],
+            "--tile-rows 0: a slot holds tile rows x hidden 4096 x 2 bytes",
+        ),
+        (
+            vec!["run", "--tile-rows", "29"],
+            "must fit in the 232448 bytes of shared memory a block can have (H100/H200); allowed: 1..=28",
+        ),
+        (
+            vec!["run", "--timeline", "nosuch"],
+            "no variant matches 'nosuch'",
+        ),
+        (
+            vec!["check", "--sanitize", "nosuch"],
+            "unknown sanitizer tool 'nosuch' (allowed: racecheck, synccheck, memcheck)",
+        ),
+        (
+            vec![
+                "check",
+                "--sanitize",
+                "racecheck",
+                "--sanitize-variants",
+                "nosuch",
+            ],
+            "no variant matches 'nosuch'",
+        ),
+        (
+            vec!["check", "--variants", "nosuch"],
+            "no variant matches 'nosuch'",
+        ),
+        (
+            vec!["check", "--suite-hidden", "4096,3"],
+            "hidden 3 is not a multiple of 4",
+        ),
+        (vec!["run", "--out", file], "is a file, not a folder"),
+        (vec!["run", "--out", &below], "cannot be created"),
+        (vec!["check", "--out", file], "is a file, not a folder"),
+        (vec!["timeline", "--out", file], "is a file, not a folder"),
+        (vec!["sweep", "--out", file], "is a file, not a folder"),
+        (vec!["timeline", "nosuch"], "no variant matches 'nosuch'"),
+        (
+            vec!["probe", "cpasync"],
+            "one exact variant name, got 'cpasync'",
+        ),
+        (
+            vec!["sweep", "--hidden", "3"],
+            "hidden 3 is not a multiple of 8",
+        ),
+        (
+            vec!["sweep", "--hidden", "4", "--axis", "dtype=f32,bf16"],
+            "hidden 4 is not a multiple of 8",
+        ),
+        (
+            vec!["sweep", "--axis", "tiles=100000000000"],
+            "100000000000 tiles of 2 rows are more rows than the kernels' 32-bit counts hold; allowed: tiles x tile_rows <= 2147483647",
+        ),
+        (
+            vec!["sweep", "--axis", "tile_rows=1,29"],
+            "--tile-rows 29: a slot holds",
+        ),
+        (
+            vec!["run", "--tokens", "1099511627776"],
+            "tokens 1099511627776 is more than the kernels' 32-bit row and tile counts hold; allowed: tokens = 1..=2147483647",
+        ),
+        (
+            vec!["run", "--offset", "18446744073709551615"],
+            "the view's extent (offset 18446744073709551615 + 262143 rows x stride 4096 + hidden 4096) does not fit in 64 bits",
+        ),
+        (
+            vec!["run", "--tokens", "4503599627370497", "--alloc", "4096"],
+            "allowed: tokens = 1..=2147483647",
+        ),
+        // within the 32-bit row count, the extent itself wraps
+        (
+            vec![
+                "run",
+                "--tokens",
+                "2147483647",
+                "--hidden",
+                "64",
+                "--row-stride",
+                "1099511627776",
+            ],
+            "does not fit in 64 bits",
+        ),
+        (
+            vec!["lab", "queue", "--script", "step 100000000000"],
+            "'100000000000' is not a step count (allowed: 0..=1000000)",
+        ),
+    ] {
+        let err = refused(&args);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+    // nothing was written beside the file, and the file is intact
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    assert_eq!(std::fs::read(file).unwrap(), b"kept");
+}
+
+#[test]
+fn a_view_larger_than_host_memory_is_refused_with_the_bytes() {
+    if tilepipe::meminfo::available().is_none() {
+        eprintln!("skipped: /proc/meminfo has no MemAvailable here");
+        return;
+    }
+    // 2^31 - 1 rows of 128 KiB: 256 TiB in, twice that out
+    let err = refused(&["run", "--tokens", "2147483647", "--hidden", "65536"]);
+    assert!(
+        err.contains("844424929738752 bytes (805306367 MiB) of host memory needed, "),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_interactive_lab_without_a_terminal_says_to_use_a_script() {
+    // the test harness gives the child pipes, not a terminal
+    let err = refused(&["lab", "queue"]);
+    assert!(
+        err.contains("needs a terminal") && err.contains("--script"),
+        "{err}"
+    );
+}
+
+#[test]
+fn model_skips_a_record_it_cannot_take_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("sweep.jsonl");
+    let text = std::fs::read_to_string(fixture("sweep.jsonl")).unwrap();
+    let first = text.lines().next().unwrap().replace(
+        "\"tiles_per_block\":1,",
+        "\"tiles_per_block\":1000000000000000,",
+    );
+    assert!(first.contains("1000000000000000"));
+    std::fs::write(&p, format!("{first}\n{text}")).unwrap();
+    let out = tilepipe()
+        .arg("model")
+        .arg("--from")
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = stderr_of(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("line 1: a sweep record the model cannot take: tiles_per_block 1000000000000000 (allowed: 0..=2147483647"),
+        "{err}"
+    );
+    assert!(String::from_utf8(out.stdout).unwrap().contains("predicted"));
+}
+
+#[test]
+fn readme_and_errors_state_the_architectures_the_code_enforces() {
+    use tilepipe::mechanism::Mechanism;
+    let readme = std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(Mechanism::Sync.min_sm(), 70);
+    assert_eq!(Mechanism::Regprefetch.min_sm(), 70);
+    assert_eq!(Mechanism::Cpasync.min_sm(), 80);
+    assert_eq!(Mechanism::MemcpyAsyncPipeline.min_sm(), 80);
+    assert_eq!(Mechanism::Tma.min_sm(), 90);
+    assert_eq!(Mechanism::Bulk.min_sm(), 90);
+    for claim in [
+        "an sm_70 or newer GPU",
+        "`regprefetch` run from sm_70; cp.async and memcpy_async need sm_80, bulk and TMA sm_90",
+    ] {
+        assert!(readme.contains(claim), "README lacks '{claim}'");
+    }
+    let too_old = tilepipe::Error::ArchTooOld { major: 6, minor: 1 }.to_string();
+    assert!(too_old.contains("needs sm_70 or newer"), "{too_old}");
+    let no_driver = tilepipe::Error::NoDriver { detail: "x".into() }.to_string();
+    assert!(no_driver.contains("sm_70 or newer GPU"), "{no_driver}");
+}

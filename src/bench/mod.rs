@@ -26,12 +26,15 @@ pub struct TimingOptions {
     pub budget: Duration,
 }
 
+/// The most timed launches per variant: the timing loop stops there whatever else it is asked.
+pub const MAX_REPEATS: usize = 200;
+
 impl Default for TimingOptions {
     fn default() -> Self {
         TimingOptions {
             warmup: 5,
             min_repeats: 20,
-            max_repeats: 200,
+            max_repeats: MAX_REPEATS,
             target_rel_stdev: 0.01,
             budget: Duration::from_secs(3),
         }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::harness::Harness;
+use tilepipe::meminfo;
 use tilepipe::progress::Progress;
+use tilepipe::variant::{BuildConfig, Variant};
 use tilepipe::workload::{self, View, Workload};
 
 #[derive(Args, Clone)]
@@ -32,22 +34,42 @@ pub struct ProblemArgs {
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Rows per tile (default: about 16 KB per tile).
+    /// Rows per tile (default: about 16 KB per tile); a slot of tile rows x hidden must fit in
+    /// 227 KiB.
     #[arg(long)]
     pub tile_rows: Option<usize>,
 }
 
 impl ProblemArgs {
+    /// The view, checked before any GPU work with the tile height and the host memory its buffers
+    /// take.
     pub fn view(&self) -> tilepipe::Result<View> {
-        View::new(
+        let view = View::new(
             self.tokens,
             self.hidden,
             self.row_stride,
             self.offset,
             self.alloc,
             self.dtype,
-        )
+        )?;
+        BuildConfig::checked(self.dtype, self.hidden, self.tile_rows)?;
+        meminfo::check(
+            "the view's host buffers (input allocation, output, baseline output)",
+            view.host_bytes(self.dtype),
+            meminfo::available(),
+        )?;
+        Ok(view)
     }
+}
+
+/// The workload's variants and controls together.
+pub fn with_controls(w: &dyn Workload) -> Vec<Variant> {
+    w.catalogue().into_iter().chain(w.controls()).collect()
+}
+
+/// A usize within `lo..=hi`, for clap: the error names the range allowed.
+pub fn bounded<const LO: u64, const HI: u64>() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::new().range(LO..=HI)
 }
 
 /// A workload by name, for clap: the error lists the names allowed.

@@ -1,6 +1,6 @@
 //! `tilepipe check`: the GPU suite (and compute-sanitizer).
 
-use super::args::GpuArgs;
+use super::args::{GpuArgs, bounded, with_controls};
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
@@ -10,6 +10,8 @@ use tilepipe::check::sanitize;
 use tilepipe::check::suite::{SuiteOptions, run_suite};
 use tilepipe::dtype::DType;
 use tilepipe::fsio;
+use tilepipe::variant::{BuildConfig, Variant};
+use tilepipe::workload::View;
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -25,7 +27,7 @@ pub struct CheckArgs {
     #[arg(long)]
     variants: Option<String>,
     /// Runs per control, each on fresh inputs; all must catch it.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = bounded::<1, 10000>())]
     runs: usize,
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -50,11 +52,31 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .map(|s| s.trim().parse::<DType>())
         .collect::<Result<Vec<_>, _>>()?;
     let hidden = cases::parse_hidden(&a.suite_hidden)?;
+    for &dt in &dtypes {
+        for &h in &hidden {
+            View::new(1, h, None, 0, None, dt)?;
+            BuildConfig::checked(dt, h, None)?;
+        }
+    }
+    let all = with_controls(a.gpu.workload);
+    if let Some(list) = &a.variants {
+        Variant::select(all.clone(), Some(list))?;
+    }
+    let tools = match &a.sanitize {
+        Some(list) => {
+            Variant::select(all, Some(&a.sanitize_variants))?;
+            Some(sanitize::parse_tools(list)?)
+        }
+        None => None,
+    };
+    if let Some(dir) = &a.out {
+        fsio::writable_dir(dir)?;
+    }
     let opts = SuiteOptions {
         dtypes,
         hidden,
         variants: a.variants,
-        runs: a.runs.max(1),
+        runs: a.runs,
         seed: a.seed,
     };
     let mut opened = 0;
@@ -67,14 +89,8 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         Ok(h)
     };
     let (h, mut report, stopped) = run_suite(&mut open, &opts)?;
-    if let (Some(tools), None) = (&a.sanitize, &stopped) {
-        sanitize::run_all(
-            &h,
-            &mut report,
-            &sanitize::parse_tools(tools)?,
-            &a.sanitize_variants,
-            a.seed,
-        )?;
+    if let (Some(tools), None) = (&tools, &stopped) {
+        sanitize::run_all(&h, &mut report, tools, &a.sanitize_variants, a.seed)?;
     }
     print::skipped(&report);
     if let Some(dir) = &a.out {

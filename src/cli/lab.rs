@@ -2,6 +2,7 @@
 
 use super::print;
 use clap::{Args, Subcommand};
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use tilepipe::queue_lab;
 
@@ -36,6 +37,17 @@ struct QueueArgs {
 pub fn cmd_lab(a: LabArgs) -> anyhow::Result<ExitCode> {
     let Lab::Queue(a) = a.lab;
     let mut q = queue_lab::Queue::new(a.dt, a.slots)?;
+    if a.script.is_none()
+        && !a.stdin
+        && !(std::io::stdin().is_terminal() && std::io::stdout().is_terminal())
+    {
+        return Err(tilepipe::Error::Lab(
+            "the interactive lab needs a terminal on stdin and stdout, and there is none; \
+             allowed without one: --script \"reset; arrival 3; service 2; step 2\" or --stdin"
+                .into(),
+        )
+        .into());
+    }
     let script = match (a.script, a.stdin) {
         (Some(s), _) => Some(s),
         (None, true) => Some(std::io::read_to_string(std::io::stdin())?),

@@ -1,14 +1,15 @@
 //! `tilepipe run`: the main job.
 
-use super::args::{GpuArgs, ProblemArgs};
+use super::args::{GpuArgs, ProblemArgs, bounded};
 use super::print;
 use super::timeline::{traceable, write_timeline};
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tilepipe::bench::TimingOptions;
+use tilepipe::bench::{MAX_REPEATS, TimingOptions};
 use tilepipe::run::{RunOptions, run_isolated};
 use tilepipe::timeline::capture::{TimelineOptions, capture};
+use tilepipe::variant::Variant;
 use tilepipe::{fsio, report};
 
 #[derive(Args)]
@@ -24,10 +25,10 @@ pub struct RunArgs {
     #[arg(long)]
     out: Option<PathBuf>,
     /// Fewest timed launches per variant.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = bounded::<1, { MAX_REPEATS as u64 }>())]
     repeats: usize,
     /// Untimed launches before timing.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, default_value_t = 5, value_parser = bounded::<0, 1000>())]
     warmup: usize,
     /// Also show a burst of launches whose host submission interval and device time disagree.
     #[arg(long)]
@@ -39,6 +40,16 @@ pub struct RunArgs {
 
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
+    if let Some(list) = &a.variants {
+        Variant::select(a.gpu.workload.catalogue(), Some(list))?;
+    }
+    let traced = match &a.timeline {
+        Some(list) => Some(Variant::select(a.gpu.workload.catalogue(), Some(list))?),
+        None => None,
+    };
+    if let Some(dir) = &a.out {
+        fsio::writable_dir(dir)?;
+    }
     let opts = RunOptions {
         view,
         dtype: a.problem.dtype,
@@ -66,8 +77,8 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     };
     let (h, mut outcome) = run_isolated(&mut open, &opts)?;
     let mut timeline_svg = None;
-    if let (Some(list), None) = (&a.timeline, &outcome.fatal) {
-        let variants = traceable(&h, list, &a.problem)?;
+    if let (Some(traced), None) = (traced, &outcome.fatal) {
+        let variants = traceable(&h, traced, &a.problem);
         let t = TimelineOptions {
             view,
             dtype: a.problem.dtype,

@@ -1,6 +1,6 @@
 //! `tilepipe sass`: census, attestation, protocol check and annotated SASS of one variant.
 
-use super::args::GpuArgs;
+use super::args::{GpuArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ pub struct SassArgs {
     #[arg(long)]
     tile_rows: Option<usize>,
     /// Lines of listing shown around each movement instruction.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = bounded::<0, 1000>())]
     context: usize,
     /// Writes the full listing here.
     #[arg(long)]
@@ -35,7 +35,7 @@ pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
         a.gpu.workload,
         &a.variant,
         a.arch,
-        tilepipe::variant::BuildConfig::new(a.dtype, a.hidden, a.tile_rows),
+        tilepipe::variant::BuildConfig::checked(a.dtype, a.hidden, a.tile_rows)?,
         a.gpu.cache(),
         a.gpu.device,
     )?;

@@ -1,13 +1,13 @@
 //! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
 
-use super::args::GpuArgs;
+use super::args::{GpuArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tilepipe::bench::TimingOptions;
-use tilepipe::fsio;
+use tilepipe::bench::{MAX_REPEATS, TimingOptions};
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
+use tilepipe::{fsio, meminfo};
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -30,7 +30,7 @@ pub struct SweepArgs {
     /// Continue an interrupted sweep, skipping measured points.
     #[arg(long)]
     resume: bool,
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, default_value_t = 20, value_parser = bounded::<1, { MAX_REPEATS as u64 }>())]
     repeats: usize,
 }
 
@@ -42,8 +42,6 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     for axis in &a.axes {
         spec.set_axis(axis)?;
     }
-    let h = a.gpu.open()?;
-    fsio::create_dir_all(&a.out)?;
     let jsonl = a.out.join("sweep.jsonl");
     let o = SweepOptions {
         spec,
@@ -56,6 +54,9 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             ..TimingOptions::default()
         },
     };
+    sweep::measure::check(&o, meminfo::available())?;
+    fsio::writable_dir(&a.out)?;
+    let h = a.gpu.open()?;
     let result = sweep::measure::sweep(&h, &o);
     // plot whatever is on disk, also after an interruption; the sweep's own error comes first
     let plotted = plot(&a.out, &jsonl);

@@ -23,21 +23,20 @@ pub struct TimelineArgs {
     #[command(flatten)]
     gpu: GpuArgs,
     /// Blocks that record.
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
     blocks: u32,
     /// Tiles per block that record.
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1024))]
     tiles: u32,
     /// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json here.
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
-/// The variants a timeline list names, minus those this GPU cannot run (said on stderr).
-pub fn traceable(h: &Harness, list: &str, problem: &ProblemArgs) -> anyhow::Result<Vec<Variant>> {
-    let all = Variant::select(Variant::catalogue(), Some(list))?;
+/// The variants chosen for a timeline, minus those this GPU cannot run (said on stderr).
+pub fn traceable(h: &Harness, chosen: Vec<Variant>, problem: &ProblemArgs) -> Vec<Variant> {
     let cfg = BuildConfig::new(problem.dtype, problem.hidden, problem.tile_rows);
-    Ok(all
+    chosen
         .into_iter()
         .filter(|v| match h.unsupported_here(v, &cfg) {
             Some(why) => {
@@ -46,7 +45,7 @@ pub fn traceable(h: &Harness, list: &str, problem: &ProblemArgs) -> anyhow::Resu
             }
             None => true,
         })
-        .collect())
+        .collect()
 }
 
 /// Each timeline's variant name and decoded blocks, as the renderers take them.
@@ -85,13 +84,17 @@ pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Resu
 
 pub fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
-    let h = a.gpu.open()?;
     let list = if a.variants.is_empty() {
         "sync,cpasync-cg16-s2,tma-s3".to_string()
     } else {
         a.variants.join(",")
     };
-    let variants = traceable(&h, &list, &a.problem)?;
+    let chosen = Variant::select(a.gpu.workload.catalogue(), Some(&list))?;
+    if let Some(dir) = &a.out {
+        fsio::writable_dir(dir)?;
+    }
+    let h = a.gpu.open()?;
+    let variants = traceable(&h, chosen, &a.problem);
     let t = TimelineOptions {
         view,
         dtype: a.problem.dtype,

@@ -97,23 +97,25 @@ impl Gpu {
         Ok(free as u64)
     }
 
-    /// Allocates `bytes` (uninitialised); reports what it was for when the device is full.
+    /// Allocates `bytes` (uninitialised); when the device is full, says what it was for, the bytes
+    /// asked and the bytes free.
     pub fn alloc(&self, bytes: usize, what: &str) -> Result<DevBuf> {
         let free = self.free_memory()?;
-        if bytes as u64 + (64 << 20) > free {
-            return Err(Error::OutOfMemory {
-                what: what.to_string(),
-                needed_mib: (bytes as u64) >> 20,
-                free_mib: free >> 20,
-            });
+        let oom = |free: u64| Error::OutOfMemory {
+            what: what.to_string(),
+            needed: bytes as u64,
+            free,
+        };
+        // 64 MiB stay free for the driver, modules and launches
+        if (bytes as u64).saturating_add(64 << 20) > free {
+            return Err(oom(free));
         }
         // SAFETY: every buffer is written (upload, poison or memset) before a kernel reads it.
         unsafe { self.stream.alloc::<u8>(bytes.max(1)) }.map_err(|e| match e.0 {
-            cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => Error::OutOfMemory {
-                what: what.to_string(),
-                needed_mib: (bytes as u64) >> 20,
-                free_mib: free >> 20,
-            },
+            // free again: what the failed attempt found, not what the check before it saw
+            cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                oom(self.free_memory().unwrap_or(free))
+            }
             _ => Error::cuda("cuMemAlloc", e),
         })
     }

@@ -3,6 +3,7 @@
 //! compare with measurement. Departures past a threshold mean the stages are not independent here.
 
 use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
 
 /// Per-tile stage times of one block (any unit, used consistently).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -25,28 +26,46 @@ pub fn pipelined(t: StageTimes, m: usize) -> f64 {
     t.copy + (m - 1) as f64 * t.copy.max(t.compute) + t.compute
 }
 
+/// The most tiles per block the model takes: the kernels count tiles in 32-bit ints.
+pub const MAX_TILES_PER_BLOCK: usize = i32::MAX as usize;
+/// The most slots the model takes, as the sweep's stages axis.
+pub const MAX_SLOTS: usize = 8;
+
+/// Why the model cannot take a point of `stages` slots and `tiles_per_block` tiles, if it cannot.
+pub fn refusal(stages: usize, tiles_per_block: usize) -> Option<String> {
+    if !(1..=MAX_SLOTS).contains(&stages) {
+        Some(format!("stages {stages} (allowed: 1..={MAX_SLOTS})"))
+    } else if tiles_per_block > MAX_TILES_PER_BLOCK {
+        Some(format!(
+            "tiles_per_block {tiles_per_block} (allowed: 0..={MAX_TILES_PER_BLOCK}, the kernels' 32-bit tile count)"
+        ))
+    } else {
+        None
+    }
+}
+
 /// Discrete-event simulation of an S-slot ring: the copy of tile k starts once its slot is free
 /// (tile k - S released) and the previous copy finished (copies share one path); compute of
 /// tile k starts once its copy landed and tile k - 1 was computed; the slot is released when its
-/// compute ends. Returns when the last compute ends.
+/// compute ends. Returns when the last compute ends. Holds the last S compute ends only, so its
+/// memory does not grow with m.
 pub fn simulate(t: StageTimes, m: usize, slots: usize) -> f64 {
     assert!(slots >= 1);
-    let mut copy_done = vec![0.0f64; m];
-    let mut compute_end = vec![0.0f64; m];
-    let mut last_copy = 0.0f64;
-    for k in 0..m {
-        let slot_free = if k >= slots {
-            compute_end[k - slots]
+    let mut ends: VecDeque<f64> = VecDeque::with_capacity(slots.min(m));
+    let (mut last_copy, mut last_end) = (0.0f64, 0.0f64);
+    for _ in 0..m {
+        // S tiles back, this tile's slot was released when that tile's compute ended
+        let slot_free = if ends.len() == slots {
+            ends.pop_front()
         } else {
-            0.0
+            None
         };
-        let start = slot_free.max(last_copy);
-        copy_done[k] = start + t.copy;
-        last_copy = copy_done[k];
-        let prev = if k > 0 { compute_end[k - 1] } else { 0.0 };
-        compute_end[k] = copy_done[k].max(prev) + t.compute;
+        let start = slot_free.unwrap_or(0.0).max(last_copy);
+        last_copy = start + t.copy;
+        last_end = last_copy.max(last_end) + t.compute;
+        ends.push_back(last_end);
     }
-    compute_end.last().copied().unwrap_or(0.0)
+    last_end
 }
 
 /// One variant at one tile count: what the model predicted and what was measured.
@@ -186,6 +205,21 @@ mod tests {
         assert_eq!(pipelined(c, 4), 23.0);
         // more slots do not beat the slower stage
         assert_eq!(simulate(c, 4, 4), 23.0);
+    }
+
+    #[test]
+    fn points_beyond_what_the_model_takes_are_refused() {
+        assert_eq!(refusal(2, 4), None);
+        assert_eq!(refusal(1, MAX_TILES_PER_BLOCK), None);
+        let why = refusal(2, 1_000_000_000_000_000).unwrap();
+        assert!(
+            why.contains("tiles_per_block 1000000000000000 (allowed: 0..=2147483647"),
+            "{why}"
+        );
+        assert!(refusal(0, 4).unwrap().contains("allowed: 1..=8"));
+        assert!(refusal(4_000_000_000, 4).is_some());
+        // a long simulation holds S ends only, and agrees with the closed form
+        assert_eq!(simulate(T, 1 << 20, 2), pipelined(T, 1 << 20));
     }
 
     #[test]

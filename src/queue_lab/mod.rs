@@ -7,6 +7,7 @@ pub mod script;
 pub mod tui;
 
 use crate::{Error, Result};
+use std::collections::VecDeque;
 
 /// Shown once by the scripted mode and always on the terminal UI.
 pub const DISCLAIMER: &str = "ANALOGY ONLY: no copy instructions, buffer slots, barriers, occupancy or timeline; \
@@ -14,6 +15,8 @@ pub const DISCLAIMER: &str = "ANALOGY ONLY: no copy instructions, buffer slots, 
 
 pub const START_BACKLOG: f64 = 4.0;
 pub const DEFAULT_DT: f64 = 0.5;
+/// The most points of history kept (the oldest go first): a long session stays in bounded memory.
+pub const HISTORY: usize = 10_000;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prediction {
@@ -34,7 +37,8 @@ pub struct Queue {
     pub bounded: f64,
     /// Work the bounded pipeline's producer could not issue because every slot was full.
     pub stalled: f64,
-    pub history: Vec<(f64, f64, f64)>,
+    /// (t, backlog, bounded) after each step, the last `HISTORY` of them.
+    pub history: VecDeque<(f64, f64, f64)>,
     pub prediction: Option<Prediction>,
     /// The last checked prediction: (predicted, actual).
     pub verdict: Option<(f64, f64)>,
@@ -61,7 +65,7 @@ impl Queue {
             slots,
             bounded: 0.0,
             stalled: 0.0,
-            history: Vec::new(),
+            history: VecDeque::new(),
             prediction: None,
             verdict: None,
         };
@@ -75,7 +79,7 @@ impl Queue {
         self.backlog = START_BACKLOG;
         self.bounded = START_BACKLOG.min(self.slots);
         self.stalled = 0.0;
-        self.history = vec![(0.0, self.backlog, self.bounded)];
+        self.history = VecDeque::from([(0.0, self.backlog, self.bounded)]);
         self.prediction = None;
         self.verdict = None;
     }
@@ -124,7 +128,10 @@ impl Queue {
         self.bounded = wanted.min(self.slots);
         self.stalled += wanted - self.bounded;
         self.t += self.dt;
-        self.history.push((self.t, self.backlog, self.bounded));
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back((self.t, self.backlog, self.bounded));
         if let Some(p) = &self.prediction
             && self.t + 1e-9 >= p.at
         {
@@ -207,6 +214,16 @@ mod tests {
         assert!(q.verdict.is_none());
         q.step();
         assert_eq!(q.verdict, Some((6.0, 5.0)));
+    }
+
+    #[test]
+    fn history_keeps_the_latest_points_only() {
+        let mut q = Queue::new(0.5, 4.0).unwrap();
+        for _ in 0..HISTORY + 10 {
+            q.step();
+        }
+        assert_eq!(q.history.len(), HISTORY);
+        assert_eq!(q.history.back().unwrap().0, q.t);
     }
 
     #[test]

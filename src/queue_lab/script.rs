@@ -6,6 +6,9 @@ use crate::{Error, Result};
 
 const HELP: &str = "reset | arrival N | service N | step [K] | predict N | show";
 
+/// The most steps one command may take: each is computed in turn.
+pub const MAX_STEPS: usize = 1_000_000;
+
 /// Runs a script and returns the lines it prints.
 pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
     let mut out = vec![DISCLAIMER.to_string()];
@@ -43,12 +46,16 @@ pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
             "step" => {
                 let k = match arg {
                     None => 1,
-                    Some(a) => a.parse::<usize>().map_err(|_| {
-                        Error::Lab(format!(
-                            "command {} '{raw}': '{a}' is not a step count",
-                            i + 1
-                        ))
-                    })?,
+                    Some(a) => a
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|k| *k <= MAX_STEPS)
+                        .ok_or_else(|| {
+                            Error::Lab(format!(
+                                "command {} '{raw}': '{a}' is not a step count (allowed: 0..={MAX_STEPS})",
+                                i + 1
+                            ))
+                        })?,
                 };
                 for _ in 0..k {
                     q.step();
@@ -119,5 +126,9 @@ mod tests {
         );
         let e = run(&mut lab(), "arrival").unwrap_err().to_string();
         assert!(e.contains("needs a number"), "{e}");
+        let e = run(&mut lab(), "step 100000000000")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("allowed: 0..=1000000"), "{e}");
     }
 }

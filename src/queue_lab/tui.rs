@@ -165,7 +165,9 @@ pub fn draw(f: &mut Frame, app: &App) {
     );
     let fluid: Vec<(f64, f64)> = q.history.iter().map(|h| (h.0, h.1)).collect();
     let bounded: Vec<(f64, f64)> = q.history.iter().map(|h| (h.0, h.2)).collect();
-    let tmax = q.t.max(2.0);
+    // the history keeps the latest points only: the axis starts at the oldest one kept
+    let tmin = q.history.front().map_or(0.0, |h| h.0);
+    let tmax = q.t.max(tmin + 2.0);
     let bmax = q
         .history
         .iter()
@@ -192,11 +194,10 @@ pub fn draw(f: &mut Frame, app: &App) {
             .borders(Borders::ALL)
             .title("backlog over time"),
     )
-    .x_axis(
-        Axis::default()
-            .bounds([0.0, tmax])
-            .labels(vec![Span::raw("0"), Span::raw(format!("{} s", num(tmax)))]),
-    )
+    .x_axis(Axis::default().bounds([tmin, tmax]).labels(vec![
+        Span::raw(num(tmin)),
+        Span::raw(format!("{} s", num(tmax))),
+    ]))
     .y_axis(
         Axis::default()
             .bounds([0.0, bmax])

@@ -4,6 +4,7 @@
 use super::{Record, SweepSpec, append, key, resume};
 use crate::bench::{self, TimingOptions};
 use crate::check::cases;
+use crate::dtype::DType;
 use crate::harness::{DeviceData, Harness, tiles};
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
@@ -24,7 +25,54 @@ pub struct SweepOptions {
 const VALIDATED: &str = "build validated before timing on 4 shapes (small as-given, tail, fewer tiles than stages, strided + offset)";
 const PROBE: &str = "stage probe: one stage only, output meaningless, not validated";
 
+/// The tile heights swept at `dtype`: the axis's, or the default height.
+fn heights(o: &SweepOptions, dtype: DType) -> Vec<usize> {
+    if o.spec.tile_rows.is_empty() {
+        vec![BuildConfig::default_tile_rows(o.hidden, dtype)]
+    } else {
+        o.spec.tile_rows.clone()
+    }
+}
+
+/// What can be judged without a GPU, so that it is refused before any GPU work: the file (there
+/// already, without resume), each dtype's rows and tile heights, the largest point's view, and the
+/// host memory its input takes (`available` bytes; None: not known).
+pub fn check(o: &SweepOptions, available: Option<u64>) -> Result<()> {
+    if !o.resume && o.jsonl.exists() {
+        return Err(Error::InvalidArgument(format!(
+            "{} exists: pass --resume to continue it, or another --out",
+            o.jsonl.display()
+        )));
+    }
+    let max_tiles = o.spec.tiles.iter().copied().max().unwrap_or(1);
+    for &dtype in &o.spec.dtypes {
+        for tile_rows in heights(o, dtype) {
+            let tokens = max_tiles
+                .checked_mul(tile_rows)
+                .filter(|&t| t <= View::MAX_TOKENS)
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "{max_tiles} tiles of {tile_rows} rows are more rows than the kernels' 32-bit counts hold; \
+                         allowed: tiles x tile_rows <= {}",
+                        View::MAX_TOKENS
+                    ))
+                })?;
+            let view = View::new(tokens, o.hidden, None, 0, None, dtype)?;
+            BuildConfig::checked(dtype, o.hidden, Some(tile_rows))?;
+            crate::meminfo::check(
+                &format!(
+                    "the sweep's largest input ({max_tiles} tiles of {tile_rows} {dtype} rows)"
+                ),
+                (view.alloc * dtype.size()) as u64,
+                available,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
+    check(o, crate::meminfo::available())?;
     let done = if o.resume {
         let resumed = resume(&o.jsonl)?;
         for w in &resumed.warnings {
@@ -34,21 +82,10 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
     } else {
         Default::default()
     };
-    if !o.resume && o.jsonl.exists() {
-        return Err(Error::InvalidArgument(format!(
-            "{} exists: pass --resume to continue it, or another --out",
-            o.jsonl.display()
-        )));
-    }
     let ceiling = bench::copy_ceiling(h, 1 << 30, 10)?.gbps;
     let mut records = Vec::new();
     for &dtype in &o.spec.dtypes {
-        let rows: Vec<usize> = if o.spec.tile_rows.is_empty() {
-            vec![BuildConfig::default_tile_rows(o.hidden, dtype)]
-        } else {
-            o.spec.tile_rows.clone()
-        };
-        for tile_rows in rows {
+        for tile_rows in heights(o, dtype) {
             let full = BuildConfig::new(dtype, o.hidden, Some(tile_rows));
             let variants = o.spec.variants();
             let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
@@ -95,8 +132,8 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
             if need > free * 3 / 4 {
                 return Err(Error::OutOfMemory {
                     what: format!("the sweep's largest point ({max_tiles} tiles)"),
-                    needed_mib: (need >> 20) as u64,
-                    free_mib: (free >> 20) as u64,
+                    needed: need as u64,
+                    free: free as u64,
                 });
             }
             h.progress.note(&format!(

@@ -122,10 +122,13 @@ fn parse(bytes: &[u8]) -> Loaded {
         let why = match std::str::from_utf8(raw) {
             Err(_) => "not UTF-8 text".to_string(),
             Ok(text) => match serde_json::from_str::<Record>(text) {
-                Ok(r) => {
-                    out.records.push(r);
-                    continue;
-                }
+                Ok(r) => match crate::model::refusal(r.stages as usize, r.tiles_per_block) {
+                    None => {
+                        out.records.push(r);
+                        continue;
+                    }
+                    Some(why) => format!("a sweep record the model cannot take: {why}"),
+                },
                 Err(e) => format!("not a sweep record ({e})"),
             },
         };
@@ -176,6 +179,26 @@ mod tests {
         assert_eq!(l.skipped.len(), 1);
         assert_eq!(l.skipped[0].line, 3);
         assert!(l.skipped[0].why.contains("torn last line (13 bytes"));
+    }
+
+    #[test]
+    fn a_record_the_model_cannot_take_is_a_named_skip() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sweep.jsonl");
+        append(&p, &record("sync", 0, 1, 64, 0.1)).unwrap();
+        let mut huge = record("cpasync-cg16-s2", 0, 2, 64, 0.1);
+        huge.tiles_per_block = 1_000_000_000_000_000;
+        append(&p, &huge).unwrap();
+        let l = read(&p).unwrap();
+        assert_eq!(l.records.len(), 1);
+        assert_eq!(l.skipped[0].line, 2);
+        assert!(
+            l.skipped[0]
+                .why
+                .contains("model cannot take: tiles_per_block 1000000000000000"),
+            "{}",
+            l.skipped[0].why
+        );
     }
 
     #[test]

@@ -2,10 +2,15 @@
 //! instrumentation flags (stress, timeline, stage probes).
 
 use crate::dtype::DType;
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// Random sleeps in both producer and consumer (bits 1 and 2 of STRESS).
 pub const STRESS_BOTH: u32 = 3;
+
+/// The most shared memory one block can use on any GPU tilepipe knows (H100/H200: 227 KiB): one
+/// slot must fit in it, or no variant can build.
+pub const MAX_SLOT_BYTES: usize = 227 * 1024;
 
 /// Everything that shapes one kernel build besides the variant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -34,7 +39,34 @@ impl BuildConfig {
 
     /// Whole rows in about `kib` KiB, 1 to 8 (the box and the unrolled compute body take 8 at most).
     pub fn rows_for(hidden: usize, dtype: DType, kib: u32) -> usize {
-        (kib as usize * 1024 / (hidden * dtype.size())).clamp(1, 8)
+        let row = hidden.saturating_mul(dtype.size()).max(1);
+        (kib as usize * 1024 / row).clamp(1, 8)
+    }
+
+    /// `new`, once the row and the tile height are checked: a row of at least one element and a
+    /// slot (tile rows x hidden x element size) of at most `MAX_SLOT_BYTES`, with at least one row.
+    pub fn checked(dtype: DType, hidden: usize, tile_rows: Option<usize>) -> Result<Self> {
+        let row = hidden
+            .checked_mul(dtype.size())
+            .filter(|&b| (1..=MAX_SLOT_BYTES).contains(&b))
+            .ok_or_else(|| {
+                Error::InvalidShape(format!(
+                    "hidden {hidden}: a row of {dtype} must hold at least one element and fit in the \
+                     {MAX_SLOT_BYTES} bytes of shared memory a block can have (H100/H200); allowed: hidden = 1..={}",
+                    MAX_SLOT_BYTES / dtype.size()
+                ))
+            })?;
+        let max_rows = MAX_SLOT_BYTES / row;
+        if let Some(rows) = tile_rows
+            && !(1..=max_rows).contains(&rows)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "--tile-rows {rows}: a slot holds tile rows x hidden {hidden} x {} bytes and must fit in the \
+                 {MAX_SLOT_BYTES} bytes of shared memory a block can have (H100/H200); allowed: 1..={max_rows}",
+                dtype.size()
+            )));
+        }
+        Ok(Self::new(dtype, hidden, tile_rows))
     }
 
     pub fn new(dtype: DType, hidden: usize, tile_rows: Option<usize>) -> Self {

@@ -30,12 +30,33 @@ pub struct View {
 }
 
 impl View {
-    /// The smallest allocation that holds the view.
+    /// The most rows a view may have: the kernels count rows and tiles in 32-bit `int`s
+    /// (`RowParams.tokens`, `ntiles`).
+    pub const MAX_TOKENS: usize = i32::MAX as usize;
+
+    /// The smallest allocation that holds the view, None when it does not fit in `usize`.
+    pub fn checked_extent(
+        tokens: usize,
+        hidden: usize,
+        row_stride: usize,
+        offset: usize,
+    ) -> Option<usize> {
+        tokens
+            .saturating_sub(1)
+            .checked_mul(row_stride)?
+            .checked_add(offset)?
+            .checked_add(hidden)
+    }
+
+    /// `checked_extent`, saturated at `usize::MAX` (an allocation no machine holds): for views
+    /// `new` accepted, where it never saturates.
     pub fn extent(tokens: usize, hidden: usize, row_stride: usize, offset: usize) -> usize {
-        offset + (tokens.saturating_sub(1)) * row_stride + hidden
+        Self::checked_extent(tokens, hidden, row_stride, offset).unwrap_or(usize::MAX)
     }
 
     /// Checks the view against what every kernel needs; `alloc` None means "just large enough".
+    /// Every size is computed with checked arithmetic, so an accepted view's element counts and
+    /// byte counts (`host_bytes` included) fit in `usize`.
     pub fn new(
         tokens: usize,
         hidden: usize,
@@ -46,7 +67,13 @@ impl View {
     ) -> Result<Self> {
         if tokens == 0 || hidden == 0 {
             return Err(Error::InvalidShape(format!(
-                "tokens and hidden must be at least 1 (got tokens {tokens}, hidden {hidden})"
+                "tokens and hidden must be at least 1 (got tokens {tokens}, hidden {hidden}); allowed: both >= 1"
+            )));
+        }
+        if tokens > Self::MAX_TOKENS {
+            return Err(Error::InvalidShape(format!(
+                "tokens {tokens} is more than the kernels' 32-bit row and tile counts hold; allowed: tokens = 1..={}",
+                Self::MAX_TOKENS
             )));
         }
         let vec = 16 / dtype.size();
@@ -62,13 +89,33 @@ impl View {
                 "row stride {row_stride} is smaller than hidden {hidden}: rows would overlap; allowed: stride >= hidden"
             )));
         }
-        let extent = Self::extent(tokens, hidden, row_stride, offset);
+        let span = format!(
+            "offset {offset} + {} rows x stride {row_stride} + hidden {hidden}",
+            tokens - 1
+        );
+        let extent = Self::checked_extent(tokens, hidden, row_stride, offset).ok_or_else(|| {
+            Error::InvalidShape(format!(
+                "the view's extent ({span}) does not fit in 64 bits; allowed: offset + (tokens-1) x stride + hidden <= {}",
+                usize::MAX
+            ))
+        })?;
         let alloc = alloc.unwrap_or(extent);
         if extent > alloc {
             return Err(Error::InvalidShape(format!(
-                "the view reaches element {extent} (offset {offset} + {} rows x stride {row_stride} + hidden {hidden}) \
-                 but the allocation holds {alloc}; allowed: offset + (tokens-1) x stride + hidden <= allocation",
-                tokens - 1
+                "the view reaches element {extent} ({span}) but the allocation holds {alloc}; \
+                 allowed: offset + (tokens-1) x stride + hidden <= allocation"
+            )));
+        }
+        let es = dtype.size();
+        // the input allocation and two dense outputs: `host_bytes`, which then cannot saturate
+        let bytes = tokens
+            .checked_mul(hidden)
+            .and_then(|e| e.checked_mul(2)?.checked_add(alloc)?.checked_mul(es));
+        if bytes.is_none() {
+            return Err(Error::InvalidShape(format!(
+                "an allocation of {alloc} and an output of {tokens} x {hidden} {dtype} elements ({es} bytes each) \
+                 do not fit in 64-bit byte counts; allowed: (allocation + 2 x tokens x hidden) x {es} <= {}",
+                usize::MAX
             )));
         }
         Ok(View {
@@ -78,6 +125,15 @@ impl View {
             offset,
             alloc,
         })
+    }
+
+    /// Bytes of host memory a run on this view holds at once: the whole input allocation, the
+    /// output read back and the sequential baseline's output kept for the bit-exact comparison.
+    pub fn host_bytes(&self, dtype: DType) -> u64 {
+        let es = dtype.size() as u64;
+        (self.alloc as u64)
+            .saturating_add((self.tokens as u64).saturating_mul(self.hidden as u64 * 2))
+            .saturating_mul(es)
     }
 
     pub fn index(&self, row: usize, col: usize) -> usize {
