@@ -90,6 +90,9 @@ pub enum Error {
         cause: Box<Error>,
     },
 
+    #[error("the process that went on after a fault failed: {detail}")]
+    InChild { detail: String },
+
     #[error("interrupted (Ctrl-C)")]
     Interrupted,
 

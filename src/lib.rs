@@ -9,6 +9,7 @@
 pub mod arch;
 pub mod bench;
 pub mod check;
+pub mod child;
 pub mod clocks;
 pub mod dtype;
 pub mod error;

@@ -52,6 +52,9 @@ impl SuiteReport {
         self.skipped.extend(other.skipped);
         self.results.extend(other.results);
         self.sanitizer.extend(other.sanitizer);
+        if other.stopped.is_some() {
+            self.stopped = other.stopped;
+        }
     }
 
     pub fn record(&mut self, progress: &Progress, name: String, passed: bool, detail: String) {

@@ -21,6 +21,12 @@ pub struct SuiteOptions {
     /// Stress runs per correct variant and runs per control, each on fresh inputs.
     pub runs: usize,
     pub seed: u64,
+    /// Variants left out (they faulted the process that started this one).
+    pub exclude: Vec<String>,
+    /// The (dtype, hidden) groups, in order, to start at (those before ran in that process).
+    pub from_group: usize,
+    /// This process's argv, handed to a new process after a fault.
+    pub command: Vec<String>,
 }
 
 /// Result slots reset to "passed", keeping the build evidence.
@@ -67,20 +73,17 @@ fn prepare_into(
     ready
 }
 
-/// The suite, in fresh contexts where it must: when a variant faults the context (a sticky
-/// error), that is its failure, recorded with its case; the harness is dropped and reopened and the
-/// (dtype, hidden) group starts again without it. Returns the last harness and the report, with
-/// the error that ended the suite early if one did (a hang, Ctrl-C, too many faults); what was
-/// tested before it stands.
-pub fn run_suite(
-    open: &mut dyn FnMut() -> Result<Harness>,
-    o: &SuiteOptions,
-) -> Result<(Harness, SuiteReport, Option<Error>)> {
+/// The suite. A variant that faults the context (a sticky error) has that as its failure, recorded
+/// with its case; this process can do no more GPU work, so the suite goes on in a new process
+/// (`crate::child`) from the same (dtype, hidden) group without it, and its report is merged in.
+/// The report records why the suite ended early if it did (a hang, Ctrl-C, too many faults); what
+/// was tested before stands. The flag says whether this process's context was lost.
+pub fn run_suite(h: &Harness, o: &SuiteOptions) -> Result<(SuiteReport, bool)> {
     let mut report = SuiteReport::default();
-    let mut h = open()?;
     let w = h.workload;
+    let keep = |v: &Variant| !o.exclude.contains(&v.name);
     let mut correct = Variant::matching(w.catalogue(), o.variants.as_deref());
-    let mut controls = Variant::matching(w.controls(), o.variants.as_deref());
+    let controls = Variant::matching(w.controls(), o.variants.as_deref());
     if correct.is_empty() && controls.is_empty() {
         // select names what is allowed
         Variant::select(w.variants(), o.variants.as_deref())?;
@@ -88,49 +91,64 @@ pub fn run_suite(
     if !correct.iter().any(Variant::is_baseline) {
         correct.insert(0, w.catalogue().remove(0));
     }
-    let mut faults = 0;
-    for &dtype in &o.dtypes {
-        for &hidden in &o.hidden {
-            loop {
-                let mut mine = SuiteReport::default();
-                match group(&h, o, dtype, hidden, &correct, &controls, &mut mine) {
-                    Ok(()) => {
-                        report.merge(mine);
-                        break;
-                    }
-                    Err(Error::ContextLost {
-                        variant,
-                        case,
-                        cause,
-                    }) if faults < crate::run::isolate::MAX_FAULTS
-                        && !correct.iter().any(|v| v.name == variant && v.is_baseline()) =>
-                    {
-                        faults += 1;
-                        // a control is broken on purpose: its fault is how it was caught
-                        let control = controls.iter().any(|v| v.name == variant);
-                        report.record(
-                            &h.progress,
-                            format!("fault {dtype} h{hidden} {variant} [{case}]"),
-                            control,
-                            format!(
-                                "faulted the GPU context: {cause}; the group goes on in a fresh context without it"
-                            ),
-                        );
-                        correct.retain(|v| v.name != variant);
-                        controls.retain(|v| v.name != variant);
-                        drop(h);
-                        h = open()?;
-                    }
-                    Err(e) => {
-                        report.merge(mine);
-                        report.stopped = Some(e.to_string());
-                        return Ok((h, report, Some(e)));
-                    }
+    let correct: Vec<Variant> = correct.into_iter().filter(keep).collect();
+    let controls: Vec<Variant> = controls.into_iter().filter(keep).collect();
+    let groups = o
+        .dtypes
+        .iter()
+        .flat_map(|&d| o.hidden.iter().map(move |&n| (d, n)));
+    for (g, (dtype, hidden)) in groups.enumerate().skip(o.from_group) {
+        let mut mine = SuiteReport::default();
+        match group(h, o, dtype, hidden, &correct, &controls, &mut mine) {
+            Ok(()) => report.merge(mine),
+            Err(Error::ContextLost {
+                variant,
+                case,
+                cause,
+            }) => {
+                let baseline = correct.iter().any(|v| v.name == variant && v.is_baseline());
+                // a control is broken on purpose: its fault is how it was caught
+                let control = controls.iter().any(|v| v.name == variant);
+                report.record(
+                    &h.progress,
+                    format!("fault {dtype} h{hidden} {variant} [{case}]"),
+                    control,
+                    format!("faulted the GPU context: {cause}"),
+                );
+                if baseline || o.exclude.len() >= crate::run::isolate::MAX_FAULTS {
+                    report.stopped = Some(format!("{variant} faulted the GPU context"));
+                    return Ok((report, true));
                 }
+                h.progress.note(&format!(
+                    "{variant} faulted the GPU context; the suite goes on in a new process without it, from {dtype} h{hidden}"
+                ));
+                let exclude: Vec<String> = o.exclude.iter().chain([&variant]).cloned().collect();
+                let extra = [
+                    "--exclude".to_string(),
+                    exclude.join(","),
+                    "--from-group".to_string(),
+                    g.to_string(),
+                ];
+                match crate::child::continue_in::<SuiteReport>(&o.command, &extra) {
+                    Ok(child) => {
+                        // its test lines were not shown as they ran: show them now
+                        for t in &child.tests {
+                            h.progress.test(&t.name, t.passed, &t.detail);
+                        }
+                        report.merge(child);
+                    }
+                    Err(e) => report.stopped = Some(e.to_string()),
+                }
+                return Ok((report, true));
+            }
+            Err(e) => {
+                report.merge(mine);
+                report.stopped = Some(e.to_string());
+                return Ok((report, false));
             }
         }
     }
-    Ok((h, report, None))
+    Ok((report, false))
 }
 
 /// Every test of one (dtype, hidden) group into `report`.

@@ -43,6 +43,16 @@ pub struct CheckArgs {
         default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
     )]
     sanitize_variants: String,
+    /// Variants left out (they faulted the process that started this one).
+    #[arg(long, hide = true, value_delimiter = ',')]
+    exclude: Vec<String>,
+    /// The (dtype, hidden) group to start at (the earlier ones ran in the process that started this one).
+    #[arg(long, hide = true, default_value_t = 0)]
+    from_group: usize,
+    /// Child mode, for the process that started this one after a fault: print nothing, write the
+    /// report here as JSON.
+    #[arg(long, hide = true)]
+    child_results: Option<PathBuf>,
 }
 
 pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -78,19 +88,22 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         variants: a.variants,
         runs: a.runs,
         seed: a.seed,
+        exclude: a.exclude,
+        from_group: a.from_group,
+        command: std::env::args().collect(),
     };
-    let mut opened = 0;
-    let mut open = || {
-        let h = a.gpu.open()?;
-        if opened == 0 {
-            print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
-        }
-        opened += 1;
-        Ok(h)
-    };
-    let (h, mut report, stopped) = run_suite(&mut open, &opts)?;
-    if let (Some(tools), None) = (&tools, &stopped) {
+    let h = a.gpu.open()?;
+    if a.child_results.is_none() {
+        print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
+    }
+    let (mut report, poisoned) = run_suite(&h, &opts)?;
+    // after a fault the process that went on ran the sanitizer, if asked
+    if let (Some(tools), false, None) = (&tools, poisoned, &report.stopped) {
         sanitize::run_all(&h, &mut report, tools, &a.sanitize_variants, a.seed)?;
+    }
+    if let Some(file) = &a.child_results {
+        fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
     }
     print::skipped(&report);
     if let Some(dir) = &a.out {
@@ -101,15 +114,13 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         )?;
     }
     print::suite_totals(&report);
-    if let Some(e) = stopped {
-        print::notice(&format!("the suite stopped early: {e}"));
-        return Ok(ExitCode::from(
-            if matches!(e, tilepipe::Error::Interrupted) {
-                130
-            } else {
-                1
-            },
-        ));
+    if let Some(why) = &report.stopped {
+        print::notice(&format!("the suite stopped early: {why}"));
+        return Ok(ExitCode::from(if tilepipe::interrupt::requested() {
+            130
+        } else {
+            1
+        }));
     }
     Ok(if report.failed() == 0 {
         ExitCode::SUCCESS

@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::{MAX_REPEATS, TimingOptions};
-use tilepipe::run::{RunOptions, run_isolated};
+use tilepipe::run::{ChildRun, RunOptions, run_isolated};
 use tilepipe::timeline::capture::{TimelineOptions, capture};
 use tilepipe::variant::Variant;
 use tilepipe::{fsio, report};
@@ -36,6 +36,13 @@ pub struct RunArgs {
     /// Also trace these variants (instrumented builds, timed apart) and add their overlap figure.
     #[arg(long, num_args = 0..=1, default_missing_value = "sync,cpasync-cg16-s2,tma-s3")]
     timeline: Option<String>,
+    /// Variants left out (they faulted the process that started this one).
+    #[arg(long, hide = true, value_delimiter = ',')]
+    exclude: Vec<String>,
+    /// Child mode, for the process that started this one after a fault: print nothing, write the
+    /// outcome here as JSON.
+    #[arg(long, hide = true)]
+    child_results: Option<PathBuf>,
 }
 
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
@@ -64,20 +71,27 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ceiling_bytes: 1 << 30,
         explain_timing: a.explain_timing,
         command: std::env::args().collect(),
-        exclude: Vec::new(),
+        exclude: a.exclude,
     };
-    let mut opened = 0;
-    let mut open = || {
-        let h = a.gpu.open()?;
-        if opened == 0 {
-            print::notice(&h.info().summary());
-        }
-        opened += 1;
-        Ok(h)
-    };
-    let (h, mut outcome) = run_isolated(&mut open, &opts)?;
+    let h = a.gpu.open()?;
+    if let Some(file) = &a.child_results {
+        let outcome = run_isolated(&h, &opts)?;
+        let child = ChildRun {
+            fatal: outcome.fatal.map(|e| e.to_string()),
+            results: outcome.results,
+        };
+        fsio::write_atomic(file, serde_json::to_string(&child)?.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    print::notice(&h.info().summary());
+    let mut outcome = run_isolated(&h, &opts)?;
     let mut timeline_svg = None;
-    if let (Some(traced), None) = (traced, &outcome.fatal) {
+    if outcome.poisoned && traced.is_some() {
+        outcome.results.notes.push(
+            "no timeline: a variant faulted this process's GPU context (run `tilepipe timeline` apart)"
+                .into(),
+        );
+    } else if let (Some(traced), None) = (traced, &outcome.fatal) {
         let variants = traceable(&h, traced, &a.problem);
         let t = TimelineOptions {
             view,
@@ -112,7 +126,7 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         print::notice(&format!("wrote {} and {}", path.display(), html.display()));
     }
     if let Some(e) = outcome.fatal {
-        if matches!(e, tilepipe::Error::Interrupted) {
+        if tilepipe::interrupt::requested() {
             print::notice("interrupted: the results above were measured before Ctrl-C");
             return Ok(ExitCode::from(130));
         }

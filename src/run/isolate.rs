@@ -1,56 +1,77 @@
-//! A run that outlives a faulting kernel. A sticky fault (an illegal address, a trap) poisons the
-//! whole CUDA context: every later call fails. The faulting variant is that fault's only victim:
-//! its failure is kept, the harness is dropped (the context goes with its last handle), a fresh one
-//! is opened and the run starts again without it.
+//! A run that outlives a faulting kernel. A sticky fault (an illegal address, a trap) loses the CUDA
+//! context, and with it this process's use of the GPU. The faulting variant is that fault's only
+//! victim: its failure is kept, and the variants not yet finished go on in a new process
+//! (`crate::child`), whose results are merged with this one's.
 
 use super::{RunOptions, RunOutcome, run, selected};
 use crate::harness::Harness;
-use crate::report::VariantResult;
+use crate::report::{RunResults, Status, VariantResult};
 use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
 
-/// At most this many fresh contexts per run: past it, the run ends with what it has.
+/// At most this many variants may fault one run (each costs a new process); past it, the run ends
+/// with what it has.
 pub const MAX_FAULTS: usize = 8;
 
-/// `run`, going on past variants that fault the context. Returns the last harness (for whatever
-/// the caller does next) and the outcome, with each faulting variant's failure in its place.
-pub fn run_isolated(
-    open: &mut dyn FnMut() -> Result<Harness>,
-    o: &RunOptions,
-) -> Result<(Harness, RunOutcome)> {
-    let mut opts = o.clone();
-    let mut faulted: Vec<VariantResult> = Vec::new();
-    loop {
-        let h = open()?;
-        let mut outcome = run(&h, &opts)?;
-        let lost = match &outcome.fatal {
-            Some(Error::ContextLost { variant, .. }) if faulted.len() < MAX_FAULTS => outcome
-                .results
-                .variants
-                .iter()
-                .find(|r| &r.name == variant && r.mechanism != crate::mechanism::Mechanism::Sync)
-                .cloned(),
-            _ => None,
-        };
-        match lost {
-            Some(r) => {
-                h.progress.note(&format!(
-                    "{}: {}; going on in a fresh context without it",
-                    r.name,
-                    r.detail.as_deref().unwrap_or("faulted")
-                ));
-                opts.exclude.push(r.name.clone());
-                faulted.push(r);
-                drop(outcome);
-                drop(h);
+/// What a run in child mode writes for the process that started it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ChildRun {
+    pub results: RunResults,
+    /// The error that ended it early, if one did.
+    pub fatal: Option<String>,
+}
+
+/// `run`, going on past variants that fault the context. The outcome holds each faulting
+/// variant's failure in its place; `poisoned` says this process can do no more GPU work.
+pub fn run_isolated(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
+    let mut outcome = run(h, o)?;
+    let Some(Error::ContextLost { variant, .. }) = &outcome.fatal else {
+        return Ok(outcome);
+    };
+    outcome.poisoned = true;
+    let Some(faulted) = outcome
+        .results
+        .variants
+        .iter()
+        .find(|r| &r.name == variant && r.mechanism != crate::mechanism::Mechanism::Sync)
+        .cloned()
+    else {
+        return Ok(outcome); // the baseline faulted: nothing can be compared against it
+    };
+    if o.exclude.len() >= MAX_FAULTS {
+        return Ok(outcome);
+    }
+    h.progress.note(&format!(
+        "{}: {}; going on in a new process without it",
+        faulted.name,
+        faulted.detail.as_deref().unwrap_or("faulted")
+    ));
+    let exclude: Vec<String> = o.exclude.iter().chain([&faulted.name]).cloned().collect();
+    let extra = ["--exclude".to_string(), exclude.join(",")];
+    match crate::child::continue_in::<ChildRun>(&o.command, &extra) {
+        Ok(child) => {
+            let order = selected(h.workload, o)?;
+            let mut results = child.results;
+            merge(
+                &mut results.variants,
+                &mut results.notes,
+                vec![faulted],
+                &order,
+            );
+            outcome.results = results;
+            outcome.fatal = child.fatal.map(|detail| Error::InChild { detail });
+        }
+        Err(e) => {
+            // what this process measured stands; the rest is not finished, and says why
+            for r in &mut outcome.results.variants {
+                if r.status == Status::Unfinished {
+                    r.detail = Some(format!("not run: {e}"));
+                }
             }
-            None => {
-                let order = selected(h.workload, o)?;
-                let r = &mut outcome.results;
-                merge(&mut r.variants, &mut r.notes, faulted, &order);
-                return Ok((h, outcome));
-            }
+            outcome.fatal = Some(e);
         }
     }
+    Ok(outcome)
 }
 
 /// Puts each faulting variant's result back among the others, in the order of the selection, with

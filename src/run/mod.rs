@@ -16,7 +16,7 @@ mod prepare;
 mod probe;
 mod validate;
 
-pub use isolate::run_isolated;
+pub use isolate::{ChildRun, run_isolated};
 pub use prepare::{Ready, case_seed, grid_for, prepare_all};
 pub use probe::probe;
 pub use validate::{Stress, sticky, under_stress, validate_case};
@@ -43,6 +43,8 @@ pub struct RunOptions {
 pub struct RunOutcome {
     pub results: RunResults,
     pub fatal: Option<Error>,
+    /// A variant faulted this process's GPU context: no more GPU work can be done here.
+    pub poisoned: bool,
 }
 
 /// The variants `o` names, with the sequential baseline first if it was not named.
@@ -154,6 +156,7 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
     Ok(RunOutcome {
         results: out,
         fatal,
+        poisoned: false,
     })
 }
 
