@@ -65,6 +65,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sweep(a) => cli::sweep::cmd_sweep(a),
         Command::Model(a) => cli::model::cmd_model(a),
         Command::Report(a) => cli::report::cmd_report(a),
+        Command::Compare(a) => cli::compare::cmd_compare(a),
         Command::Lab(a) => cli::lab::cmd_lab(a),
     }
 }

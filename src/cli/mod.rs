@@ -4,6 +4,7 @@
 
 pub mod args;
 pub mod check;
+pub mod compare;
 pub mod lab;
 pub mod model;
 pub mod print;
@@ -47,6 +48,9 @@ pub enum Command {
     Model(model::ModelArgs),
     /// Tables and report.html from a results.json (host only).
     Report(report::ReportArgs),
+    /// Two results.json side by side: per-variant ratio and a noise-aware verdict; exit 1 on a
+    /// regression (host only).
+    Compare(compare::CompareArgs),
     /// The queue lab: an analogy for outstanding tiles (host only).
     Lab(lab::LabArgs),
 }

@@ -27,6 +27,7 @@
 //!   after all the others, and whether the medians agree within the reported min..max spread
 //! - `notes[]`: anything the run wants a reader to know
 
+pub mod compare;
 pub mod html;
 pub mod table;
 

@@ -1,0 +1,74 @@
+//! `tilepipe compare BASE NEW`: two saved runs side by side (host only). Exit 1 on a regression,
+//! 2 on input that is not two readable results.json, so a CI job can tell the two apart.
+
+use super::print;
+use clap::{Args, ValueEnum};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tilepipe::Error;
+use tilepipe::report::RunResults;
+use tilepipe::report::compare::{self, render};
+
+#[derive(Args)]
+pub struct CompareArgs {
+    /// The results.json to compare against (written by `tilepipe run`).
+    base: PathBuf,
+    /// The results.json under test.
+    new: PathBuf,
+    /// How much slower than BASE (%) a variant may get, beyond the noise, before the exit code
+    /// is 1. A variant that passed in BASE and fails, errors or does not finish in NEW is a
+    /// regression at any threshold.
+    #[arg(long, default_value_t = 5.0, value_parser = percent)]
+    threshold: f64,
+    /// table (the terminal), markdown (a GitHub table for a pull request), csv (one row per
+    /// variant) or json (the whole comparison).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+fn percent(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a percentage (allowed: a number >= 0)"
+        )),
+    }
+}
+
+/// A file the user named that cannot be read as a run is bad input (exit 2), not a failure of
+/// the comparison.
+fn load(role: &str, path: &Path) -> Result<RunResults, Error> {
+    RunResults::read(path).map_err(|e| Error::InvalidArgument(format!("{role} {e}")))
+}
+
+pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    let base = load("BASE", &a.base)?;
+    let new = load("NEW", &a.new)?;
+    let c = compare::compare(&base, &new, a.threshold);
+    let text = match a.format {
+        Format::Table => render::terminal(&c),
+        Format::Markdown => render::markdown(&c),
+        Format::Json => render::json(&c),
+        Format::Csv => {
+            // stdout stays one CSV document
+            for w in &c.warnings {
+                print::notice(&format!("warning: {w}"));
+            }
+            render::csv(&c)
+        }
+    };
+    print::line(text.trim_end_matches('\n'));
+    Ok(if c.regressed() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
