@@ -90,9 +90,8 @@ fn merge(
     };
     for r in faulted {
         notes.push(format!(
-            "{} faulted the GPU context ({}); the run went on in a fresh context without it",
-            r.name,
-            r.detail.as_deref().unwrap_or("no detail")
+            "{}; the run went on in a new process without it",
+            r.detail.as_deref().unwrap_or("faulted the GPU context")
         ));
         variants.push(r);
     }

@@ -8,8 +8,10 @@
 pub mod copy;
 pub mod rmsnorm;
 pub mod rows;
+pub mod view;
 
-pub use rows::{HostData, View};
+pub use rows::HostData;
+pub use view::View;
 
 use crate::dtype::{DType, Tolerance};
 use crate::variant::{BuildConfig, Variant};

@@ -3,7 +3,7 @@
 //! movement alone comes to the device-to-device copy ceiling. Validation is bit for bit: a copy
 //! has no rounding to forgive.
 
-use super::rows::{HostData, View};
+use super::{HostData, View};
 use super::{KernelSource, Traffic, Workload};
 use crate::dtype::{DType, Tolerance};
 

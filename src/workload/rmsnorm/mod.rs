@@ -1,7 +1,8 @@
 //! RMSNorm + GELU over row tiles: Y = gelu(X * rsqrt(mean(X^2) + eps) * gamma), gelu in its tanh
 //! form; its compute body is kernels/rmsnorm.cu.
 
-use super::rows::{HostData, View, uniform_vector};
+use super::rows::uniform_vector;
+use super::{HostData, View};
 use super::{KernelSource, Traffic, Workload};
 use crate::dtype::{DType, Tolerance};
 
