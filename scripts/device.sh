@@ -84,9 +84,9 @@ for s in "$@"; do
       echo "== check under fault-cpasync: exit $?"; grep -E "^FAIL|^ok   fault|passed, |stopped" "$d/check-fault.log" | cut -c1-240 | tail -12 ;;
     interrupt)
       # Ctrl-C (SIGINT) part-way: what was measured is written, the rest is "not finished", exit 130
-      timeout -s INT 45 $bin run --out "$d/run" > "$d/run.log" 2>&1
+      timeout --preserve-status -s INT 45 $bin run --out "$d/run" > "$d/run.log" 2>&1
       echo "run exit $?"; ls "$d/run"; grep -E "interrupted|not finished|stopped" "$d/run.log" | cut -c1-200 | head -6
-      timeout -s INT 40 $bin sweep --axis stages=2,3 --out "$d/sweep" > "$d/sweep.log" 2>&1
+      timeout --preserve-status -s INT 40 $bin sweep --axis stages=2,3 --out "$d/sweep" > "$d/sweep.log" 2>&1
       echo "sweep exit $?"; wc -l < "$d/sweep/sweep.jsonl"; grep -E "interrupted" "$d/sweep.log" | cut -c1-200 ;;
     check-copy-bf16)
       timeout 200 $bin check --workload copy --dtypes bf16 --out "$d" > "$d/check.log" 2>&1
