@@ -66,6 +66,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Model(a) => cli::model::cmd_model(a),
         Command::Report(a) => cli::report::cmd_report(a),
         Command::Compare(a) => cli::compare::cmd_compare(a),
+        Command::Merge(a) => cli::merge::cmd_merge(a),
         Command::Lab(a) => cli::lab::cmd_lab(a),
     }
 }

@@ -532,3 +532,69 @@ fn compare_refuses_bad_input_with_exit_2() {
         assert!(err.contains(&needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
+    use tilepipe::sweep::SweepSpec;
+    use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+    let lines: Vec<String> = std::fs::read_to_string(fixture("sweep.jsonl"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let key = |l: &str| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        v["key"].as_str().unwrap().to_string()
+    };
+    let root = tempfile::tempdir().unwrap();
+    let count = 3;
+    let mut inputs = Vec::new();
+    for index in 0..count {
+        let shard = Shard { index, count };
+        let dir = root.path().join(format!("shard{index}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = ShardSpec {
+            workload: "rmsnorm".into(),
+            spec: SweepSpec::default(),
+            hidden: 4096,
+            seed: 1,
+            shard,
+        };
+        std::fs::write(dir.join(SHARD_SPEC), serde_json::to_string(&spec).unwrap()).unwrap();
+        let mine: Vec<&String> = lines.iter().filter(|l| shard.owns(&key(l))).collect();
+        let text: String = mine.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(dir.join("sweep.jsonl"), text).unwrap();
+        inputs.push(dir.join("sweep.jsonl"));
+    }
+    let out = root.path().join("all");
+    let run = tilepipe()
+        .arg("merge")
+        .args(&inputs)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let merged = std::fs::read_to_string(out.join("sweep.jsonl")).unwrap();
+    let mut got: Vec<String> = merged.lines().map(key).collect();
+    let mut want: Vec<String> = lines.iter().map(|l| key(l)).collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(out.join("bandwidth.svg").is_file());
+
+    // the same shard twice overlaps: refused, exit 2, naming a point
+    let again = tilepipe()
+        .arg("merge")
+        .args([&inputs[0], &inputs[0]])
+        .arg("--out")
+        .arg(root.path().join("twice"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr_of(&again).contains("is in both"),
+        "{}",
+        stderr_of(&again)
+    );
+}

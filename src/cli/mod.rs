@@ -6,6 +6,7 @@ pub mod args;
 pub mod check;
 pub mod compare;
 pub mod lab;
+pub mod merge;
 pub mod model;
 pub mod print;
 pub mod probe;
@@ -51,6 +52,8 @@ pub enum Command {
     /// Two results.json side by side: per-variant ratio and a noise-aware verdict; exit 1 on a
     /// regression (host only).
     Compare(compare::CompareArgs),
+    /// Join the sweep.jsonl files of a sweep's shards and draw the plots and model from the whole.
+    Merge(merge::MergeArgs),
     /// The queue lab: an analogy for outstanding tiles (host only).
     Lab(lab::LabArgs),
 }

@@ -6,6 +6,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::bench::{MAX_REPEATS, TimingOptions};
+use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
 use tilepipe::{fsio, meminfo};
 
@@ -32,6 +33,10 @@ pub struct SweepArgs {
     resume: bool,
     #[arg(long, default_value_t = 20, value_parser = bounded::<1, { MAX_REPEATS as u64 }>())]
     repeats: usize,
+    /// Measure only shard I of N (0 <= I < N) of the same expansion, e.g. a Slurm array task's
+    /// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; `tilepipe merge` joins the shards.
+    #[arg(long)]
+    shard: Option<Shard>,
 }
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
@@ -53,9 +58,23 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             min_repeats: a.repeats,
             ..TimingOptions::default()
         },
+        shard: a.shard,
     };
     sweep::measure::check(&o, meminfo::available())?;
     fsio::writable_dir(&a.out)?;
+    if let Some(shard) = a.shard {
+        let spec = ShardSpec {
+            workload: a.gpu.workload.name().into(),
+            spec: o.spec.clone(),
+            hidden: o.hidden,
+            seed: o.seed,
+            shard,
+        };
+        fsio::write_atomic(
+            &a.out.join(SHARD_SPEC),
+            serde_json::to_string_pretty(&spec)?.as_bytes(),
+        )?;
+    }
     let h = a.gpu.open()?;
     let result = sweep::measure::sweep(&h, &o);
     // plot whatever is on disk, also after an interruption; the sweep's own error comes first
@@ -75,7 +94,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
 
 /// Draws the plots of what `jsonl` holds and prints the model and the tail; nothing when no point
 /// was written.
-fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
+pub fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
     if !jsonl.exists() {
         return Ok(());
     }

@@ -4,7 +4,6 @@
 use super::{Record, SweepSpec, append, key, resume};
 use crate::bench::{self, TimingOptions};
 use crate::check::cases;
-use crate::dtype::DType;
 use crate::harness::{DeviceData, Harness, tiles};
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
@@ -20,19 +19,12 @@ pub struct SweepOptions {
     pub jsonl: PathBuf,
     pub resume: bool,
     pub timing: TimingOptions,
+    /// Measure only this shard's points.
+    pub shard: Option<super::shard::Shard>,
 }
 
 const VALIDATED: &str = "build validated before timing on 4 shapes (small as-given, tail, fewer tiles than stages, strided + offset)";
 const PROBE: &str = "stage probe: one stage only, output meaningless, not validated";
-
-/// The tile heights swept at `dtype`: the axis's, or the default height.
-fn heights(o: &SweepOptions, dtype: DType) -> Vec<usize> {
-    if o.spec.tile_rows.is_empty() {
-        vec![BuildConfig::default_tile_rows(o.hidden, dtype)]
-    } else {
-        o.spec.tile_rows.clone()
-    }
-}
 
 /// What can be judged without a GPU, so that it is refused before any GPU work: the file (there
 /// already, without resume), each dtype's rows and tile heights, the largest point's view, and the
@@ -46,7 +38,7 @@ pub fn check(o: &SweepOptions, available: Option<u64>) -> Result<()> {
     }
     let max_tiles = o.spec.tiles.iter().copied().max().unwrap_or(1);
     for &dtype in &o.spec.dtypes {
-        for tile_rows in heights(o, dtype) {
+        for tile_rows in o.spec.heights(o.hidden, dtype) {
             let tokens = max_tiles
                 .checked_mul(tile_rows)
                 .filter(|&t| t <= View::MAX_TOKENS)
@@ -85,7 +77,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
     let ceiling = bench::copy_ceiling(h, 1 << 30, 10)?.gbps;
     let mut records = Vec::new();
     for &dtype in &o.spec.dtypes {
-        for tile_rows in heights(o, dtype) {
+        for tile_rows in o.spec.heights(o.hidden, dtype) {
             let full = BuildConfig::new(dtype, o.hidden, Some(tile_rows));
             let variants = o.spec.variants();
             let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
@@ -166,7 +158,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                     let p = &r.prepared;
                     let k = key(&p.variant.name, p.cfg.only, dtype, o.hidden, tile_rows, n);
                     h.progress.step(&k);
-                    if done.contains(&k) {
+                    if done.contains(&k) || o.shard.is_some_and(|s| !s.owns(&k)) {
                         continue;
                     }
                     let params = dd.rotated(&h.gpu, p, &v, &mut rot)?;

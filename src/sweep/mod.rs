@@ -3,7 +3,9 @@
 //! what is there), and plots are drawn from the records.
 
 pub mod measure;
+pub mod merge;
 pub mod plots;
+pub mod shard;
 pub mod store;
 
 pub use store::{Loaded, Resumed, Skipped, append, read, resume};
@@ -139,6 +141,17 @@ impl SweepSpec {
 
     /// The variants the mechanism and stages axes name. Single-stage mechanisms ignore stages;
     /// 1 stage of a pipelined mechanism is the sequential baseline, listed once as sync.
+    /// The tile heights swept at `dtype`: the axis's, or the default height.
+    pub fn heights(&self, hidden: usize, dtype: DType) -> Vec<usize> {
+        if self.tile_rows.is_empty() {
+            vec![crate::variant::BuildConfig::default_tile_rows(
+                hidden, dtype,
+            )]
+        } else {
+            self.tile_rows.clone()
+        }
+    }
+
     pub fn variants(&self) -> Vec<Variant> {
         let catalogue = Variant::catalogue();
         let mut out: Vec<Variant> = Vec::new();

@@ -1,0 +1,139 @@
+//! Shards: the same expansion of axes on every machine, split into N disjoint parts by a stable
+//! hash of each point's key, so that `sweep --shard I/N` can run as one task of a Slurm array or a
+//! Ray loop, and `merge` can join the parts.
+
+use super::{SweepSpec, key};
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// 0-based, below `count`.
+    pub index: usize,
+    pub count: usize,
+}
+
+/// The most shards a sweep may be split into.
+pub const MAX_SHARDS: usize = 65536;
+
+impl std::str::FromStr for Shard {
+    type Err = Error;
+
+    /// "I/N" with 0 <= I < N (a Slurm array's $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT).
+    fn from_str(s: &str) -> Result<Shard> {
+        let bad = || {
+            Error::InvalidArgument(format!(
+                "--shard {s}: allowed: I/N with 0 <= I < N <= {MAX_SHARDS}, e.g. 0/4"
+            ))
+        };
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (
+            i.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if count == 0 || count > MAX_SHARDS || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// Whether the point `key` is this shard's: FNV-1a of the key, modulo the count (stable across
+    /// machines, processes and Rust versions, unlike the standard hasher).
+    pub fn owns(&self, key: &str) -> bool {
+        let h = key.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+        (h % self.count as u64) as usize == self.index
+    }
+}
+
+/// The key of every point `spec` expands to at `hidden`, in the order a sweep measures them.
+pub fn points(spec: &SweepSpec, hidden: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let variants = spec.variants();
+    let baseline = crate::variant::Variant::catalogue().remove(0);
+    for &dtype in &spec.dtypes {
+        for tile_rows in spec.heights(hidden, dtype) {
+            let mut sets = vec![(0, variants.clone())];
+            if spec.probes {
+                sets.push((1, variants.clone()));
+                sets.push((2, vec![baseline.clone()]));
+            }
+            let mut tiles = spec.tiles.clone();
+            tiles.sort_unstable();
+            for &n in &tiles {
+                for (only, vs) in &sets {
+                    for v in vs {
+                        out.push(key(&v.name, *only, dtype, hidden, tile_rows, n));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The file a sharded sweep writes beside its sweep.jsonl.
+pub const SHARD_SPEC: &str = "sweep.spec.json";
+
+/// What a sharded sweep writes beside its JSONL, for `merge` to compare.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardSpec {
+    pub workload: String,
+    pub spec: SweepSpec,
+    pub hidden: usize,
+    pub seed: u64,
+    pub shard: Shard,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_shard_is_i_of_n() {
+        assert_eq!(
+            "1/4".parse::<Shard>().unwrap(),
+            Shard { index: 1, count: 4 }
+        );
+        for bad in ["4/4", "1/0", "x/2", "1", "-1/2", "0/70000"] {
+            let e = bad.parse::<Shard>().unwrap_err().to_string();
+            assert!(e.contains("allowed: I/N"), "{bad}: {e}");
+        }
+    }
+
+    proptest! {
+        /// Every point of every expansion is in exactly one of N shards, for any N.
+        #[test]
+        fn shards_cover_every_point_once(
+            count in 1usize..24,
+            stages in proptest::collection::vec(1u32..7, 1..4),
+            tiles in proptest::collection::vec(1usize..100_000, 1..6),
+            probes: bool,
+        ) {
+            let spec = SweepSpec { stages, tiles, probes, ..SweepSpec::default() };
+            let all = points(&spec, 4096);
+            for k in &all {
+                let owners = (0..count).filter(|&i| Shard { index: i, count }.owns(k)).count();
+                prop_assert_eq!(owners, 1, "{}", k);
+            }
+        }
+    }
+
+    #[test]
+    fn points_are_the_keys_a_sweep_writes() {
+        let spec = SweepSpec {
+            tiles: vec![16, 4],
+            ..SweepSpec::default()
+        };
+        let p = points(&spec, 4096);
+        let variants = spec.variants().len();
+        // (variants whole + variants copy-only + 1 compute-only) per tile count
+        assert_eq!(p.len(), 2 * (2 * variants + 1));
+        assert_eq!(p[0], key("sync", 0, crate::dtype::DType::Bf16, 4096, 2, 4));
+        assert!(p.iter().any(|k| k.starts_with("sync|only2|")));
+    }
+}
