@@ -88,6 +88,17 @@ for s in "$@"; do
       echo "run exit $?"; ls "$d/run"; grep -E "interrupted|not finished|stopped" "$d/run.log" | cut -c1-200 | head -6
       timeout --preserve-status -s INT 40 $bin sweep --axis stages=2,3 --out "$d/sweep" > "$d/sweep.log" 2>&1
       echo "sweep exit $?"; wc -l < "$d/sweep/sweep.jsonl"; grep -E "interrupted" "$d/sweep.log" | cut -c1-200 ;;
+    devices)
+      # the x2 machine: one sweep of 112 points on one GPU, then with one worker per GPU, then as
+      # two shards run side by side and merged; the point sets must agree
+      ax="--axis mechanism=sync,regprefetch,cpasync,bulk,tma,tma-ws --axis stages=2,3,4 --axis tiles=4,16,64,256,1024,4096,16384,65536 --no-probes"
+      t0=$(date +%s); timeout 280 $bin sweep $ax --device 0 --out "$d/one" > "$d/one.log" 2>&1; echo "one GPU exit $? in $(( $(date +%s) - t0 )) s"
+      t0=$(date +%s); timeout 200 $bin sweep $ax --devices all --out "$d/all" > "$d/all.log" 2>&1; echo "--devices all exit $? in $(( $(date +%s) - t0 )) s"
+      timeout 200 $bin sweep $ax --shard 0/2 --device 0 --out "$d/s0" > "$d/s0.log" 2>&1 &
+      timeout 200 $bin sweep $ax --shard 1/2 --device 1 --out "$d/s1" > "$d/s1.log" 2>&1; wait
+      $bin merge "$d/s0/sweep.jsonl" "$d/s1/sweep.jsonl" --out "$d/merged" > "$d/merge.log" 2>&1; echo "merge exit $?"
+      for f in one all merged; do echo "$f: $(wc -l < "$d/$f/sweep.jsonl") points, $(cut -d'"' -f4 "$d/$f/sweep.jsonl" | sort | md5sum)"; done
+      grep -o '"gpu":"GPU [0-9]' "$d/all/sweep.jsonl" | sort | uniq -c ;;
     check-copy-bf16)
       timeout 200 $bin check --workload copy --dtypes bf16 --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-260 | tail -8

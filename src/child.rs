@@ -12,25 +12,36 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// The flag that puts a command in child mode: print nothing, write the outcome to this file.
 pub const RESULTS_FLAG: &str = "--child-results";
 
-/// `command` (argv, program first) without its program and any `--child-results FILE`, then
-/// `extra`, then child mode writing to `file`, quietly (clap refuses a repeated `--quiet`).
-pub fn args(command: &[String], extra: &[String], file: &Path) -> Vec<String> {
+/// `command` (argv, program first) without its program and without each of `flags` and its value
+/// (`--flag V` or `--flag=V`).
+pub fn without(command: &[String], flags: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let mut it = command.iter().skip(1);
     while let Some(a) = it.next() {
-        if a == RESULTS_FLAG {
+        if flags.contains(&a.as_str()) {
             it.next();
-        } else if !a.starts_with(&format!("{RESULTS_FLAG}=")) {
+        } else if !flags.iter().any(|f| a.starts_with(&format!("{f}="))) {
             out.push(a.clone());
         }
     }
-    let quiet = out.iter().any(|a| a == "--quiet" || a == "-q");
+    out
+}
+
+/// `args` plus `flag` unless it is there already (clap refuses a repeated switch).
+pub fn with_switch(mut args: Vec<String>, flag: &str, short: &str) -> Vec<String> {
+    if !args.iter().any(|a| a == flag || a == short) {
+        args.push(flag.to_string());
+    }
+    args
+}
+
+/// `command` without any `--child-results FILE`, then `extra`, then child mode writing to `file`,
+/// quietly.
+pub fn args(command: &[String], extra: &[String], file: &Path) -> Vec<String> {
+    let mut out = without(command, &[RESULTS_FLAG]);
     out.extend(extra.iter().cloned());
     out.extend([RESULTS_FLAG.to_string(), file.display().to_string()]);
-    if !quiet {
-        out.push("--quiet".to_string());
-    }
-    out
+    with_switch(out, "--quiet", "-q")
 }
 
 fn results_file() -> PathBuf {

@@ -598,3 +598,23 @@ fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
         stderr_of(&again)
     );
 }
+
+#[test]
+fn sweep_devices_are_checked_before_any_worker_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (list, needle) in [
+        ("0,0", "GPU 0 is named twice"),
+        (
+            "0,x",
+            "'x' is not a GPU ordinal; allowed: all, or ordinals like 0,1",
+        ),
+    ] {
+        let out = tilepipe()
+            .args(["sweep", "--devices", list, "--out"])
+            .arg(dir.path().join(list))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{list}");
+        assert!(stderr_of(&out).contains(needle), "{}", stderr_of(&out));
+    }
+}

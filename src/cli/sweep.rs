@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use tilepipe::bench::{MAX_REPEATS, TimingOptions};
 use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
-use tilepipe::{fsio, meminfo};
+use tilepipe::{child, fsio, meminfo};
 
 #[derive(Args)]
 pub struct SweepArgs {
@@ -37,6 +37,14 @@ pub struct SweepArgs {
     /// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; `tilepipe merge` joins the shards.
     #[arg(long)]
     shard: Option<Shard>,
+    /// One worker process per GPU: `all` or ordinals (0,1,...). Each GPU measures whole variants,
+    /// never two timed kernels at once on one GPU; every point lands in the one sweep.jsonl as it
+    /// is measured, with the GPU that measured it.
+    #[arg(long, conflicts_with = "worker")]
+    devices: Option<String>,
+    /// Worker I of N of `--devices`: measure every N-th variant from I.
+    #[arg(long, hide = true)]
+    worker: Option<Shard>,
 }
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
@@ -59,6 +67,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             ..TimingOptions::default()
         },
         shard: a.shard,
+        worker: a.worker,
     };
     sweep::measure::check(&o, meminfo::available())?;
     fsio::writable_dir(&a.out)?;
@@ -75,6 +84,23 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&spec)?.as_bytes(),
         )?;
     }
+    if let Some(list) = &a.devices {
+        let devices = device_list(list)?;
+        if a.resume {
+            for w in sweep::resume(&jsonl)?.warnings {
+                print::notice(&w);
+            }
+        }
+        let failed = spread(&devices)?;
+        plot(&a.out, &jsonl)?;
+        return Ok(match failed.is_empty() {
+            true => ExitCode::SUCCESS,
+            false => {
+                print::notice(&format!("workers that failed: {}", failed.join("; ")));
+                ExitCode::from(1)
+            }
+        });
+    }
     let h = a.gpu.open()?;
     let result = sweep::measure::sweep(&h, &o);
     // plot whatever is on disk, also after an interruption; the sweep's own error comes first
@@ -90,6 +116,64 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     result?;
     plotted?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `all` (every GPU CUDA sees) or comma-separated ordinals, each once.
+fn device_list(list: &str) -> anyhow::Result<Vec<usize>> {
+    if list == "all" {
+        return Ok((0..tilepipe::gpu::device_count()?).collect());
+    }
+    let mut out: Vec<usize> = Vec::new();
+    for d in list.split(',') {
+        let n = d.trim().parse().map_err(|_| {
+            tilepipe::Error::InvalidArgument(format!(
+                "--devices {list}: '{d}' is not a GPU ordinal; allowed: all, or ordinals like 0,1"
+            ))
+        })?;
+        if out.contains(&n) {
+            return Err(tilepipe::Error::InvalidArgument(format!(
+                "--devices {list}: GPU {n} is named twice (two timed kernels would share it)"
+            ))
+            .into());
+        }
+        out.push(n);
+    }
+    Ok(out)
+}
+
+/// Runs this sweep once per GPU in `devices`, worker i of N measuring every N-th variant from i,
+/// all appending to the same sweep.jsonl (`--resume` lets each one find the others' points).
+/// Returns the workers that failed, each with its exit status.
+fn spread(devices: &[usize]) -> anyhow::Result<Vec<String>> {
+    let exe = std::env::current_exe()?;
+    let argv: Vec<String> = std::env::args().collect();
+    let base = child::without(&argv, &["--devices", "--device"]);
+    let n = devices.len();
+    let mut workers = Vec::new();
+    for (i, d) in devices.iter().enumerate() {
+        let mut args = base.clone();
+        args.extend([
+            "--device".into(),
+            d.to_string(),
+            "--worker".into(),
+            format!("{i}/{n}"),
+        ]);
+        let args = child::with_switch(
+            child::with_switch(args, "--resume", "--resume"),
+            "--quiet",
+            "-q",
+        );
+        workers.push((*d, std::process::Command::new(&exe).args(&args).spawn()?));
+    }
+    print::notice(&format!("{n} workers, one per GPU: {devices:?}"));
+    let mut failed = Vec::new();
+    for (d, mut w) in workers {
+        let status = w.wait()?;
+        if !status.success() {
+            failed.push(format!("GPU {d}: {status}"));
+        }
+    }
+    Ok(failed)
 }
 
 /// Draws the plots of what `jsonl` holds and prints the model and the tail; nothing when no point

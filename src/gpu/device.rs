@@ -33,6 +33,23 @@ pub struct DeviceInfo {
     /// PCI domain, bus and device: how NVML's view of the GPU is matched to CUDA's.
     #[serde(default)]
     pub pci: [u32; 3],
+    /// The GPU's UUID as nvidia-smi prints it (GPU-xxxxxxxx-...): which physical GPU measured.
+    #[serde(default)]
+    pub uuid: String,
+}
+
+/// nvidia-smi's spelling of a GPU UUID: GPU-8-4-4-4-12 hex digits.
+fn uuid_text(b: &[u8; 16]) -> String {
+    let hex =
+        |r: std::ops::Range<usize>| b[r].iter().map(|x| format!("{x:02x}")).collect::<String>();
+    format!(
+        "GPU-{}-{}-{}-{}-{}",
+        hex(0..4),
+        hex(4..6),
+        hex(6..8),
+        hex(8..10),
+        hex(10..16)
+    )
 }
 
 impl DeviceInfo {
@@ -96,6 +113,22 @@ impl DeviceInfo {
                 attr(A::CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)?,
                 attr(A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)?,
             ],
+            uuid: ctx
+                .uuid()
+                .map(|u| uuid_text(&u.bytes.map(|b| b as u8)))
+                .map_err(|e| Error::cuda("cuDeviceGetUuid", e))?,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_uuid_is_spelled_as_nvidia_smi_does() {
+        let b: [u8; 16] = std::array::from_fn(|i| (i * 17) as u8);
+        assert_eq!(
+            super::uuid_text(&b),
+            "GPU-00112233-4455-6677-8899-aabbccddeeff"
+        );
     }
 }

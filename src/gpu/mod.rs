@@ -56,28 +56,31 @@ fn driver_err(call: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ 
     move |e| Error::cuda(call, e)
 }
 
+/// GPUs visible to CUDA. Fails with a clear message when there is no driver or no GPU.
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only probes whether libcuda can be loaded; no CUDA call is made.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(Error::NoDriver {
+            detail: "libcuda.so could not be loaded".into(),
+        });
+    }
+    let count = CudaContext::device_count().map_err(|e| Error::NoGpu {
+        detail: e.to_string(),
+    })?;
+    if count == 0 {
+        return Err(Error::NoGpu {
+            detail: "the driver reports 0 devices".into(),
+        });
+    }
+    Ok(count as usize)
+}
+
 impl Gpu {
     /// Opens device `ordinal`. Fails with a clear message when there is no driver or no GPU.
     pub fn open(ordinal: usize) -> Result<Gpu> {
-        // SAFETY: only probes whether libcuda can be loaded; no CUDA call is made.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(Error::NoDriver {
-                detail: "libcuda.so could not be loaded".into(),
-            });
-        }
-        let count = CudaContext::device_count().map_err(|e| Error::NoGpu {
-            detail: e.to_string(),
-        })?;
-        if count == 0 {
-            return Err(Error::NoGpu {
-                detail: "the driver reports 0 devices".into(),
-            });
-        }
-        if ordinal >= count as usize {
-            return Err(Error::BadDevice {
-                ordinal,
-                count: count as usize,
-            });
+        let count = device_count()?;
+        if ordinal >= count {
+            return Err(Error::BadDevice { ordinal, count });
         }
         let ctx = CudaContext::new(ordinal).map_err(driver_err("cuCtxCreate"))?;
         // SAFETY: tilepipe uses one stream and orders all work on it itself, so cudarc's per-buffer

@@ -21,6 +21,8 @@ pub struct SweepOptions {
     pub timing: TimingOptions,
     /// Measure only this shard's points.
     pub shard: Option<super::shard::Shard>,
+    /// Measure only this worker's variants (`sweep --devices`: whole variants per GPU).
+    pub worker: Option<super::shard::Shard>,
 }
 
 const VALIDATED: &str = "build validated before timing on 4 shapes (small as-given, tail, fewer tiles than stages, strided + offset)";
@@ -65,7 +67,10 @@ pub fn check(o: &SweepOptions, available: Option<u64>) -> Result<()> {
 
 pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
     check(o, crate::meminfo::available())?;
-    let done = if o.resume {
+    let done = if o.worker.is_some() {
+        // siblings append to the same file: read it, never cut it (the parent did, if needed)
+        super::measured(&o.jsonl)?
+    } else if o.resume {
         let resumed = resume(&o.jsonl)?;
         for w in &resumed.warnings {
             h.progress.note(w);
@@ -79,9 +84,9 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
     for &dtype in &o.spec.dtypes {
         for tile_rows in o.spec.heights(o.hidden, dtype) {
             let full = BuildConfig::new(dtype, o.hidden, Some(tile_rows));
-            let variants = o.spec.variants();
+            let variants = super::shard::workers_variants(o.spec.variants(), o.worker);
             let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
-            if o.spec.probes {
+            if o.spec.probes && o.worker.is_none_or(|w| w.index == 0) {
                 sets.push((BuildConfig { only: 1, ..full }, variants.clone()));
                 sets.push((
                     BuildConfig { only: 2, ..full },
@@ -192,6 +197,12 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         } else {
                             PROBE.into()
                         },
+                        gpu: Some(format!(
+                            "GPU {}: {} ({})",
+                            h.info().ordinal,
+                            h.info().name,
+                            h.info().uuid
+                        )),
                     };
                     append(&o.jsonl, &rec)?;
                     records.push(rec);

@@ -8,7 +8,7 @@ pub mod plots;
 pub mod shard;
 pub mod store;
 
-pub use store::{Loaded, Resumed, Skipped, append, read, resume};
+pub use store::{Loaded, Resumed, Skipped, append, measured, read, resume};
 
 use crate::dtype::DType;
 use crate::variant::{Mechanism, Variant};
@@ -212,6 +212,9 @@ pub struct Record {
     #[serde(default)]
     pub clock_warning: Option<String>,
     pub validated: String,
+    /// The GPU that measured the point: ordinal, name and UUID (older files lack it).
+    #[serde(default)]
+    pub gpu: Option<String>,
 }
 
 /// The identity of a point: what `--resume` looks up.
@@ -258,6 +261,7 @@ pub(crate) mod tests {
             sm_clock_mhz: Some((1980, 1980)),
             clock_warning: None,
             validated: "test".into(),
+            gpu: None,
         }
     }
 

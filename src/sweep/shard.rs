@@ -49,6 +49,20 @@ impl Shard {
     }
 }
 
+/// The variants worker `w` of `sweep --devices` measures: every count-th from its index, so each
+/// GPU measures whole variants (and worker 0 the baseline's compute-only probe too).
+pub fn workers_variants(
+    variants: Vec<crate::variant::Variant>,
+    w: Option<Shard>,
+) -> Vec<crate::variant::Variant> {
+    variants
+        .into_iter()
+        .enumerate()
+        .filter(|(j, _)| w.is_none_or(|w| j % w.count == w.index))
+        .map(|(_, v)| v)
+        .collect()
+}
+
 /// The key of every point `spec` expands to at `hidden`, in the order a sweep measures them.
 pub fn points(spec: &SweepSpec, hidden: usize) -> Vec<String> {
     let mut out = Vec::new();
@@ -121,6 +135,27 @@ mod tests {
                 prop_assert_eq!(owners, 1, "{}", k);
             }
         }
+    }
+
+    #[test]
+    fn workers_split_the_variants_whole_and_disjoint() {
+        let spec = SweepSpec::default();
+        let all = spec.variants();
+        let parts: Vec<Vec<String>> = (0..3)
+            .map(|index| {
+                workers_variants(all.clone(), Some(Shard { index, count: 3 }))
+                    .into_iter()
+                    .map(|v| v.name)
+                    .collect()
+            })
+            .collect();
+        let mut joined: Vec<String> = parts.concat();
+        joined.sort();
+        let mut want: Vec<String> = all.iter().map(|v| v.name.clone()).collect();
+        want.sort();
+        assert_eq!(joined, want);
+        assert!(parts.iter().all(|p| !p.is_empty()));
+        assert_eq!(workers_variants(all.clone(), None).len(), all.len());
     }
 
     #[test]

@@ -84,6 +84,23 @@ pub fn resume(path: &Path) -> Result<Resumed> {
     })
 }
 
+/// The points already in `path`, from its complete lines only, changing nothing: what a worker of
+/// `sweep --devices` reads while its siblings append to the same file (a line being written is
+/// not yet complete, and must not be cut). A missing file holds none.
+pub fn measured(path: &Path) -> Result<BTreeSet<String>> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeSet::new()),
+        Err(e) => return Err(Error::io(path, e)),
+    };
+    let complete = complete_len(&bytes);
+    Ok(parse(&bytes[..complete])
+        .records
+        .into_iter()
+        .map(|r| r.key)
+        .collect())
+}
+
 /// Appends one record as one write of a whole line and syncs it before returning.
 pub fn append(path: &Path, r: &Record) -> Result<()> {
     let mut line = serde_json::to_string(r).expect("records serialise");
@@ -263,6 +280,27 @@ mod tests {
         );
         assert_eq!(resume(&p).unwrap(), Resumed::default());
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn workers_read_what_is_measured_without_cutting_a_line_being_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sweep.jsonl");
+        assert!(measured(&path).unwrap().is_empty());
+        append(&path, &record("sync", 0, 1, 4, 1.0)).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        f.write_all(b"{\"key\":\"half a li").unwrap();
+        let before = std::fs::metadata(&path).unwrap().len();
+        let keys = measured(&path).unwrap();
+        assert_eq!(keys.len(), 1);
+        assert_eq!(
+            std::fs::metadata(&path).unwrap().len(),
+            before,
+            "the file was changed"
+        );
     }
 
     #[test]
