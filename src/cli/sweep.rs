@@ -1,6 +1,6 @@
 //! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
 
-use super::args::{GpuArgs, bounded};
+use super::args::{Format, GpuArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,10 @@ pub struct SweepArgs {
     resume: bool,
     #[arg(long, default_value_t = 20, value_parser = bounded::<1, { MAX_REPEATS as u64 }>())]
     repeats: usize,
+    /// How the points are printed: table (the model against them, then the tail), markdown (the
+    /// points and the model), csv or json (every field of every point).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
@@ -56,10 +60,10 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     };
     sweep::measure::check(&o, meminfo::available())?;
     fsio::writable_dir(&a.out)?;
-    let h = a.gpu.open()?;
+    let h = a.gpu.open_for(a.format)?;
     let result = sweep::measure::sweep(&h, &o);
     // plot whatever is on disk, also after an interruption; the sweep's own error comes first
-    let plotted = plot(&a.out, &jsonl);
+    let plotted = plot(&a.out, &jsonl, a.format);
     if let Err(tilepipe::Error::Interrupted) = result {
         super::print::notice(&format!(
             "interrupted: every point measured before Ctrl-C is in {} (--resume continues)",
@@ -73,9 +77,9 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Draws the plots of what `jsonl` holds and prints the model and the tail; nothing when no point
+/// Draws the plots of what `jsonl` holds and prints the points in `format`; nothing when no point
 /// was written.
-fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
+fn plot(out: &Path, jsonl: &Path, format: Format) -> anyhow::Result<()> {
     if !jsonl.exists() {
         return Ok(());
     }
@@ -95,7 +99,6 @@ fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
             Err(e) => print::notice(&format!("{name} not drawn: {e}")),
         }
     }
-    print::model(&records);
-    print::sweep_tail(&records, jsonl);
+    print::sweep_end(&records, jsonl, format);
     Ok(())
 }
