@@ -187,6 +187,7 @@ impl Harness {
                 attestation: crate::sass::Attestation::Unverified {
                     reason: "instrumented build: see the clean build's evidence".into(),
                 },
+                excerpt: None,
                 listing: String::new(),
             });
         }

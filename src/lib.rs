@@ -21,6 +21,7 @@ pub mod kernels;
 pub mod mechanism;
 pub mod meminfo;
 pub mod model;
+pub mod plot;
 pub mod progress;
 pub mod queue_lab;
 pub mod report;

@@ -2,7 +2,10 @@
 //! on NVRTC 13.0 cubins, tests/fixtures/sass/TOOLS), including claims that must not attest.
 
 use tilepipe::sass::protocol::init_published;
-use tilepipe::sass::{Attestation, Census, attest, examine_listing, excerpt, parse};
+use tilepipe::sass::{
+    Attestation, Census, EXCERPT_LINES, SassEvidence, attest, bounded_excerpt, examine_listing,
+    excerpt, parse,
+};
 use tilepipe::variant::Claim;
 
 fn listing(name: &str) -> String {
@@ -140,12 +143,7 @@ fn tma_and_bulk_show_their_instructions() {
 
 #[test]
 fn missing_kernel_is_unverified_and_excerpt_marks_movement() {
-    let ev = examine_listing(
-        Some("nvdisasm".into()),
-        listing("tma-s3"),
-        "other_kernel",
-        Claim::TensorCopy,
-    );
+    let ev = examine_tma("other_kernel");
     assert!(matches!(ev.attestation, Attestation::Unverified { .. }));
     assert!(!ev.attestation.is_attested());
     let x = excerpt(&listing("cpasync-cg16-s2"), 1);
@@ -154,6 +152,49 @@ fn missing_kernel_is_unverified_and_excerpt_marks_movement() {
             .any(|l| l.starts_with(">>") && l.contains("LDGSTS.E.BYPASS.128"))
     );
     assert!(x.contains("..."));
+}
+
+/// The evidence of `kernel` in tma-s3's listing, as a run records it.
+fn examine_tma(kernel: &str) -> SassEvidence {
+    examine_listing(
+        Some("nvdisasm".into()),
+        listing("tma-s3"),
+        kernel,
+        Claim::TensorCopy,
+    )
+}
+
+#[test]
+fn results_keep_a_bounded_excerpt_and_not_the_listing() {
+    let ev = examine_tma("tilepipe_rmsnorm");
+    let x = ev
+        .excerpt
+        .as_deref()
+        .expect("an examined kernel keeps its excerpt");
+    assert!(
+        x.lines()
+            .any(|l| l.starts_with(">>") && l.contains("UTMALDG.3D"))
+    );
+    assert!(x.lines().count() <= EXCERPT_LINES);
+    let json = serde_json::to_value(&ev).unwrap();
+    assert_eq!(json["excerpt"].as_str(), Some(x));
+    assert!(json.get("listing").is_none());
+    // 4-byte cp.async moves a row in 32 copies: more movement lines than are kept
+    let whole = excerpt(&listing("cpasync-ca4-s2"), 1);
+    let cut = bounded_excerpt(&listing("cpasync-ca4-s2"), 20);
+    assert_eq!(cut.lines().count(), 21);
+    let left = whole.lines().count() - 20;
+    assert!(
+        cut.lines()
+            .last()
+            .unwrap()
+            .contains(&format!("{left} more lines")),
+        "{cut}"
+    );
+    assert_eq!(
+        bounded_excerpt(&listing("sync"), 1000),
+        excerpt(&listing("sync"), 1)
+    );
 }
 
 fn kernel(listing: &str) -> parse::Function {

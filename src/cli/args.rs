@@ -1,6 +1,6 @@
 //! The clap argument groups that several commands share.
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tilepipe::dtype::DType;
@@ -62,6 +62,16 @@ impl ProblemArgs {
     }
 }
 
+/// How a command prints its results: table (the terminal), markdown (GitHub tables for a pull
+/// request), csv or json; the last three alone on stdout.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
 /// The workload's variants and controls together.
 pub fn with_controls(w: &dyn Workload) -> Vec<Variant> {
     w.catalogue().into_iter().chain(w.controls()).collect()
@@ -103,11 +113,18 @@ impl GpuArgs {
     }
 
     pub fn open(&self) -> tilepipe::Result<Harness> {
+        self.open_for(Format::Table)
+    }
+
+    /// Opens the GPU for a command printing `format`: test lines go to stdout only beside the
+    /// terminal's table, so that another format's document is alone there.
+    pub fn open_for(&self, format: Format) -> tilepipe::Result<Harness> {
+        let sink = super::progress::Terminal::new(self.quiet, format == Format::Table);
         Harness::open(
             self.device,
             self.workload,
             self.cache(),
-            Progress::new(Arc::new(super::progress::Terminal::new(self.quiet))),
+            Progress::new(Arc::new(sink)),
         )
     }
 }

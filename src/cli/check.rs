@@ -1,6 +1,6 @@
 //! `tilepipe check`: the GPU suite (and compute-sanitizer).
 
-use super::args::{GpuArgs, bounded, with_controls};
+use super::args::{Format, GpuArgs, bounded, with_controls};
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
@@ -43,6 +43,11 @@ pub struct CheckArgs {
         default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
     )]
     sanitize_variants: String,
+    /// How the outcome is printed: table (a line per test as it runs, then the totals), markdown
+    /// (failures, skips and sanitizer runs, every test collapsed), csv (one row per test, skip
+    /// and sanitizer run) or json (check.json); test lines go to stderr then.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
     /// Variants left out (they faulted the process that started this one).
     #[arg(long, hide = true, value_delimiter = ',')]
     exclude: Vec<String>,
@@ -92,7 +97,7 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         from_group: a.from_group,
         command: std::env::args().collect(),
     };
-    let h = a.gpu.open()?;
+    let h = a.gpu.open_for(a.format)?;
     if a.child_results.is_none() {
         print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
     }
@@ -105,7 +110,9 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    print::skipped(&report);
+    if a.format == Format::Table {
+        print::skipped(&report);
+    }
     if let Some(dir) = &a.out {
         fsio::create_dir_all(dir)?;
         fsio::write_atomic(
@@ -113,7 +120,7 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
             serde_json::to_string_pretty(&report)?.as_bytes(),
         )?;
     }
-    print::suite_totals(&report);
+    print::suite_end(&report, a.format);
     if let Some(why) = &report.stopped {
         print::notice(&format!("the suite stopped early: {why}"));
         return Ok(ExitCode::from(if tilepipe::interrupt::requested() {

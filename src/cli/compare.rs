@@ -1,8 +1,9 @@
 //! `tilepipe compare BASE NEW`: two saved runs side by side (host only). Exit 1 on a regression,
 //! 2 on input that is not two readable results.json, so a CI job can tell the two apart.
 
+use super::args::Format;
 use super::print;
-use clap::{Args, ValueEnum};
+use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::Error;
@@ -24,14 +25,6 @@ pub struct CompareArgs {
     /// variant) or json (the whole comparison).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum Format {
-    Table,
-    Markdown,
-    Csv,
-    Json,
 }
 
 fn percent(s: &str) -> Result<f64, String> {

@@ -1,6 +1,7 @@
 //! `tilepipe merge A.jsonl B.jsonl ... --out DIR`: joins the JSONL files of a sweep's shards (host
 //! only), then draws the plots and the model from the whole, as `sweep` does.
 
+use super::args::Format;
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
@@ -16,6 +17,9 @@ pub struct MergeArgs {
     /// Folder for the joined sweep.jsonl and the plots.
     #[arg(long)]
     out: PathBuf,
+    /// How the points are printed, as for `sweep`.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 pub fn cmd_merge(a: MergeArgs) -> anyhow::Result<ExitCode> {
@@ -44,6 +48,6 @@ pub fn cmd_merge(a: MergeArgs) -> anyhow::Result<ExitCode> {
         a.inputs.len(),
         jsonl.display()
     ));
-    super::sweep::plot(&a.out, &jsonl)?;
+    super::sweep::plot(&a.out, &jsonl, a.format)?;
     Ok(ExitCode::SUCCESS)
 }

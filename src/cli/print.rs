@@ -1,9 +1,9 @@
 //! Everything the commands print on the terminal: results on stdout, notices on stderr.
 
+use super::args::Format;
 use tilepipe::check::suite::SuiteReport;
 use tilepipe::harness::CacheStats;
-use tilepipe::model::Fit;
-use tilepipe::report::{RunResults, table};
+use tilepipe::report::{RunResults, formats, table};
 use tilepipe::sweep;
 use tilepipe::timeline::TimelineResult;
 use tilepipe::workload::View;
@@ -11,6 +11,11 @@ use tilepipe::workload::View;
 /// A line on stdout.
 pub fn line(text: &str) {
     println!("{text}");
+}
+
+/// A document (markdown, CSV, JSON) on stdout, ending in one line break.
+pub fn document(text: &str) {
+    println!("{}", text.trim_end_matches('\n'));
 }
 
 /// A notice on stderr (where progress goes), apart from the results.
@@ -39,6 +44,29 @@ pub fn run_header(r: &RunResults, view: &View, stats: CacheStats) {
             c.gbps,
             c.samples_ms.len()
         );
+    }
+}
+
+/// What a run shows at its end: the tables (with the header, the timing legend, the timelines,
+/// problems and notes), or one document alone on stdout, with the problems and notes on stderr
+/// where the format has no place for them.
+pub fn run(r: &RunResults, view: &View, stats: CacheStats, format: Format) {
+    match format {
+        Format::Table => {
+            run_header(r, view, stats);
+            tables(r);
+            timing_legend();
+            timelines(&r.timelines);
+            problems_and_notes(r);
+        }
+        Format::Markdown => document(&formats::run::markdown(r)),
+        Format::Json => document(&formats::run::json(r)),
+        Format::Csv => {
+            for l in table::problems(r).iter().chain(&r.notes) {
+                notice(l);
+            }
+            document(&formats::run::csv(r));
+        }
     }
 }
 
@@ -88,9 +116,14 @@ pub fn skipped(report: &SuiteReport) {
     }
 }
 
-/// The suite's last line.
-pub fn suite_totals(report: &SuiteReport) {
-    println!("{} passed, {} failed", report.passed(), report.failed());
+/// The suite's end: its last line, or the document in another format.
+pub fn suite_end(report: &SuiteReport, format: Format) {
+    match format {
+        Format::Table => println!("{} passed, {} failed", report.passed(), report.failed()),
+        Format::Markdown => document(&formats::check::markdown(report)),
+        Format::Csv => document(&formats::check::csv(report)),
+        Format::Json => document(&formats::check::json(report)),
+    }
 }
 
 /// One probe run.
@@ -101,8 +134,24 @@ pub fn probe_run(i: u64, variant: &str, passed: bool, detail: &str) {
     );
 }
 
+/// The sweep's end: the model and the tail, or the points as one document (and where they are
+/// on stderr).
+pub fn sweep_end(records: &[sweep::Record], jsonl: &std::path::Path, format: Format) {
+    let doc = match format {
+        Format::Table => {
+            model(records);
+            return sweep_tail(records, jsonl);
+        }
+        Format::Markdown => formats::sweep::markdown(records),
+        Format::Csv => formats::sweep::csv(records),
+        Format::Json => formats::sweep::json(records),
+    };
+    document(&doc);
+    notice(&format!("{} points in {}", records.len(), jsonl.display()));
+}
+
 /// Sweep points whose clocks moved, and where the points are.
-pub fn sweep_tail(records: &[sweep::Record], jsonl: &std::path::Path) {
+fn sweep_tail(records: &[sweep::Record], jsonl: &std::path::Path) {
     for r in records.iter().filter(|r| r.clock_warning.is_some()) {
         println!(
             "CLOCKS {}: {}",
@@ -115,7 +164,7 @@ pub fn sweep_tail(records: &[sweep::Record], jsonl: &std::path::Path) {
 
 /// Predicted against measured, per sweep point with probes.
 pub fn model(records: &[sweep::Record]) {
-    let rows = sweep::plots::model_table(records);
+    let rows = formats::sweep::model_rows(records);
     if rows.is_empty() {
         println!("model: no copy-only and compute-only probes in these records");
         return;
@@ -124,15 +173,10 @@ pub fn model(records: &[sweep::Record]) {
         "{:<22} {:>6} {:>10} {:>11} {:>11} {:>11} {:>10}  why",
         "variant", "stages", "tiles/blk", "predicted", "simulated", "measured", "departure"
     );
-    for (c, _, why) in rows {
-        let (departure, mark) = match c.fit {
-            Fit::Within => (format!("{:+.1}%", 100.0 * c.departure), ""),
-            Fit::Departs => (format!("{:+.1}%", 100.0 * c.departure), "FLAGGED: "),
-            Fit::NotComparable => ("-".to_string(), ""),
-        };
+    for r in rows {
         println!(
-            "{:<22} {:>6} {:>10} {:>9.4}ms {:>9.4}ms {:>9.4}ms {departure:>10}  {mark}{why}",
-            c.variant, c.stages, c.tiles_per_block, c.predicted, c.simulated, c.measured,
+            "{:<22} {:>6} {:>10} {:>11} {:>11} {:>11} {:>10}  {}",
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]
         );
     }
 }

@@ -1,5 +1,6 @@
 //! The terminal's progress sink: a bar on stderr when it is a terminal, plain lines otherwise, so
-//! a long run never looks hung and stdout keeps only results. Test and info lines go to stdout.
+//! a long run never looks hung and stdout keeps only results. Test and info lines go to stdout,
+//! unless a command prints a document there (`--format json`), when they go to stderr.
 
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
@@ -10,15 +11,25 @@ use tilepipe::progress::Sink;
 pub struct Terminal {
     bar: Mutex<Option<ProgressBar>>,
     quiet: bool,
+    lines_on_stdout: bool,
     start: Instant,
 }
 
 impl Terminal {
-    pub fn new(quiet: bool) -> Terminal {
+    pub fn new(quiet: bool, lines_on_stdout: bool) -> Terminal {
         Terminal {
             bar: Mutex::new(None),
             quiet,
+            lines_on_stdout,
             start: Instant::now(),
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if self.lines_on_stdout {
+            println!("{text}");
+        } else {
+            eprintln!("{text}");
         }
     }
 
@@ -86,13 +97,13 @@ impl Sink for Terminal {
 
     fn test(&self, name: &str, passed: bool, detail: &str) {
         let sep = if detail.is_empty() { "" } else { ": " };
-        println!(
+        self.line(&format!(
             "{} {name}{sep}{detail}",
             if passed { "ok  " } else { "FAIL" }
-        );
+        ));
     }
 
     fn info(&self, msg: &str) {
-        println!("{msg}");
+        self.line(msg);
     }
 }

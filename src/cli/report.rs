@@ -1,11 +1,9 @@
 //! `tilepipe report`: tables and report.html from a saved results.json (host only).
 
 use super::print;
-use super::timeline::named;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tilepipe::timeline;
 use tilepipe::{fsio, report};
 
 #[derive(Args)]
@@ -42,13 +40,7 @@ pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         if let Some(dir) = html.parent().filter(|d| !d.as_os_str().is_empty()) {
             fsio::create_dir_all(dir)?;
         }
-        let named = named(&r.timelines);
-        let svg = if named.is_empty() {
-            None
-        } else {
-            timeline::svg::render(&named, "timeline").ok()
-        };
-        fsio::write_atomic(&html, report::html::render(&r, svg.as_deref()).as_bytes())?;
+        fsio::write_atomic(&html, report::html::render(&r).as_bytes())?;
         print::notice(&format!("wrote {}", html.display()));
     }
     Ok(ExitCode::SUCCESS)

@@ -1,6 +1,6 @@
 //! `tilepipe run`: the main job.
 
-use super::args::{GpuArgs, ProblemArgs, bounded};
+use super::args::{Format, GpuArgs, ProblemArgs, bounded};
 use super::print;
 use super::timeline::{traceable, write_timeline};
 use clap::Args;
@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// Also trace these variants (instrumented builds, timed apart) and add their overlap figure.
     #[arg(long, num_args = 0..=1, default_missing_value = "sync,cpasync-cg16-s2,tma-s3")]
     timeline: Option<String>,
+    /// How the results are printed: table (the terminal), markdown (GitHub tables for a pull
+    /// request), csv (one row per variant) or json (results.json).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
     /// Variants left out (they faulted the process that started this one).
     #[arg(long, hide = true, value_delimiter = ',')]
     exclude: Vec<String>,
@@ -85,7 +89,6 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     }
     print::notice(&h.info().summary());
     let mut outcome = run_isolated(&h, &opts)?;
-    let mut timeline_svg = None;
     if outcome.poisoned && traced.is_some() {
         outcome.results.notes.push(
             "no timeline: a variant faulted this process's GPU context (run `tilepipe timeline` apart)"
@@ -103,26 +106,19 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         };
         match capture(&h, &variants, &t) {
             Ok(tl) => {
-                timeline_svg = write_timeline(&tl, a.out.as_deref())?;
+                write_timeline(&tl, a.out.as_deref())?;
                 outcome.results.timelines = tl;
             }
             Err(e) => outcome.fatal = Some(e),
         }
     }
     let r = &outcome.results;
-    print::run_header(r, &view, h.cache_stats());
-    print::tables(r);
-    print::timing_legend();
-    print::timelines(&r.timelines);
-    print::problems_and_notes(r);
+    print::run(r, &view, h.cache_stats(), a.format);
     if let Some(dir) = &a.out {
         let path = dir.join("results.json");
         r.write(&path)?;
         let html = dir.join("report.html");
-        fsio::write_atomic(
-            &html,
-            report::html::render(r, timeline_svg.as_deref()).as_bytes(),
-        )?;
+        fsio::write_atomic(&html, report::html::render(r).as_bytes())?;
         print::notice(&format!("wrote {} and {}", path.display(), html.display()));
     }
     if let Some(e) = outcome.fatal {

@@ -1,6 +1,6 @@
 //! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
 
-use super::args::{GpuArgs, bounded};
+use super::args::{Format, GpuArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -45,6 +45,10 @@ pub struct SweepArgs {
     /// Worker I of N of `--devices`: measure every N-th variant from I.
     #[arg(long, hide = true)]
     worker: Option<Shard>,
+    /// How the points are printed: table (the model against them, then the tail), markdown (the
+    /// points and the model), csv or json (every field of every point).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
 }
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
@@ -92,7 +96,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             }
         }
         let failed = spread(&devices)?;
-        plot(&a.out, &jsonl)?;
+        plot(&a.out, &jsonl, a.format)?;
         return Ok(match failed.is_empty() {
             true => ExitCode::SUCCESS,
             false => {
@@ -101,10 +105,15 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
             }
         });
     }
-    let h = a.gpu.open()?;
+    let h = a.gpu.open_for(a.format)?;
     let result = sweep::measure::sweep(&h, &o);
+    if a.worker.is_some() {
+        // the process that started the workers plots the whole file once they are all done
+        result?;
+        return Ok(ExitCode::SUCCESS);
+    }
     // plot whatever is on disk, also after an interruption; the sweep's own error comes first
-    let plotted = plot(&a.out, &jsonl);
+    let plotted = plot(&a.out, &jsonl, a.format);
     if let Err(tilepipe::Error::Interrupted) = result {
         super::print::notice(&format!(
             "interrupted: every point measured before Ctrl-C is in {} (--resume continues)",
@@ -176,9 +185,9 @@ fn spread(devices: &[usize]) -> anyhow::Result<Vec<String>> {
     Ok(failed)
 }
 
-/// Draws the plots of what `jsonl` holds and prints the model and the tail; nothing when no point
+/// Draws the plots of what `jsonl` holds and prints the points in `format`; nothing when no point
 /// was written.
-pub fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
+pub fn plot(out: &Path, jsonl: &Path, format: Format) -> anyhow::Result<()> {
     if !jsonl.exists() {
         return Ok(());
     }
@@ -198,7 +207,6 @@ pub fn plot(out: &Path, jsonl: &Path) -> anyhow::Result<()> {
             Err(e) => print::notice(&format!("{name} not drawn: {e}")),
         }
     }
-    print::model(&records);
-    print::sweep_tail(&records, jsonl);
+    print::sweep_end(&records, jsonl, format);
     Ok(())
 }

@@ -48,21 +48,10 @@ pub fn traceable(h: &Harness, chosen: Vec<Variant>, problem: &ProblemArgs) -> Ve
         .collect()
 }
 
-/// Each timeline's variant name and decoded blocks, as the renderers take them.
-pub fn named(tl: &[TimelineResult]) -> Vec<(String, Vec<timeline::BlockTrace>)> {
-    tl.iter()
-        .map(|t| (t.variant.clone(), t.blocks.clone()))
-        .collect()
-}
-
-/// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json; returns the SVG.
-pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Result<Option<String>> {
-    let named = named(tl);
-    let svg = timeline::svg::render(
-        &named,
-        "copy in flight (blue) and compute (orange) per sampled block",
-    )
-    .map_err(anyhow::Error::msg)?;
+/// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json.
+pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Result<()> {
+    let named = timeline::named(tl);
+    let svg = timeline::svg::render(&named, timeline::svg::TITLE).map_err(anyhow::Error::msg)?;
     if let Some(dir) = out {
         fsio::create_dir_all(dir)?;
         fsio::write_atomic(
@@ -79,7 +68,7 @@ pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Resu
             dir.display()
         ));
     }
-    Ok(Some(svg))
+    Ok(())
 }
 
 pub fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {

@@ -16,7 +16,8 @@
 //!   log}, resources {threads, function {registers, static_smem, local_bytes, max_threads},
 //!   dynamic_smem, slot_footprint, occupancy {blocks_per_sm, warps_per_sm, limiter, by_*},
 //!   driver_blocks_per_sm}, sass {tool, census {kernel, total, opcodes}, attestation {status,
-//!   ...}}, completion, validation[] {case, view, grid, verdict {passed, checked_against, rel_l2,
+//!   ...}, excerpt (optional: the annotated SASS around the movement instructions)},
+//!   completion, validation[] {case, view, grid, verdict {passed, checked_against, rel_l2,
 //!   max_abs_err, nan, unwritten, beyond_tolerance, differs_from_baseline, wrong_tiles,
 //!   first_wrong_tiles, first_wrong[] {row, col, got, expected}, failure}}, timing {device_ms[],
 //!   device summary, host_submit_us[], host_submit summary, warmup, buffer_sets}, perf {gbps,
@@ -27,7 +28,9 @@
 //!   after all the others, and whether the medians agree within the reported min..max spread
 //! - `notes[]`: anything the run wants a reader to know
 
+pub mod chart;
 pub mod compare;
+pub mod formats;
 pub mod html;
 pub mod table;
 

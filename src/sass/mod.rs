@@ -23,6 +23,10 @@ pub struct SassEvidence {
     pub tool: Option<String>,
     pub census: Option<Census>,
     pub attestation: Attestation,
+    /// The listing around the movement instructions, at most EXCERPT_LINES lines: what a report
+    /// shows of the SASS (the whole listing is too big to keep per variant).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
     #[serde(skip)]
     pub listing: String,
 }
@@ -86,6 +90,7 @@ pub fn examine_listing(
                 tool,
                 census: Some(census),
                 attestation,
+                excerpt: Some(bounded_excerpt(&listing, EXCERPT_LINES)),
                 listing,
             }
         }
@@ -95,6 +100,7 @@ pub fn examine_listing(
             attestation: Attestation::Unverified {
                 reason: format!("kernel {kernel} not found in the listing"),
             },
+            excerpt: None,
             listing,
         },
     }
@@ -111,6 +117,7 @@ pub fn examine(cubin: &[u8], tc: &Toolchain, kernel: &str, claim: Claim) -> Resu
                 reason: "no disassembler found (nvdisasm or cuobjdump under CUDA_HOME, CUDA_PATH, /usr/local/cuda or PATH)"
                     .into(),
             },
+            excerpt: None,
             listing: String::new(),
         },
     })
@@ -156,6 +163,25 @@ pub fn excerpt(listing: &str, context: usize) -> String {
             gap = true;
         }
     }
+    out
+}
+
+/// Lines of SASS a variant's results keep: one line of context around each movement instruction.
+pub const EXCERPT_LINES: usize = 80;
+
+/// `excerpt` with one line of context, cut after `max` lines with a last line that says how many
+/// were left out.
+pub fn bounded_excerpt(listing: &str, max: usize) -> String {
+    let all = excerpt(listing, 1);
+    let n = all.lines().count();
+    if n <= max {
+        return all;
+    }
+    let mut out: String = all.lines().take(max).flat_map(|l| [l, "\n"]).collect();
+    out += &format!(
+        "   ... {} more lines (`tilepipe sass VARIANT` shows them all)\n",
+        n - max
+    );
     out
 }
 

@@ -24,6 +24,13 @@ pub struct TimelineResult {
     pub blocks: Vec<BlockTrace>,
 }
 
+/// Each timeline's variant name and decoded blocks, as the renderers take them.
+pub fn named(tl: &[TimelineResult]) -> Vec<(String, Vec<BlockTrace>)> {
+    tl.iter()
+        .map(|t| (t.variant.clone(), t.blocks.clone()))
+        .collect()
+}
+
 /// Events per tile, in the order the kernel records them (EV_* in kernels/rmsnorm.cu).
 pub const EVENTS: [&str; 5] = ["issue", "ready", "compute_begin", "compute_end", "release"];
 /// Words per event: %globaltimer (ns) and clock64 (cycles).

@@ -1,10 +1,15 @@
 //! The timeline drawn as SVG: one row per sampled block and role, copies and computes as bars.
 
 use super::BlockTrace;
+use crate::plot::{self, Frame};
 use plotters::prelude::*;
 
 const COPY: RGBColor = RGBColor(52, 120, 200);
 const COMPUTE: RGBColor = RGBColor(230, 140, 40);
+/// The title of a run's timeline, in timeline.svg and report.html alike.
+pub const TITLE: &str = "Copy in flight and compute per sampled block (instrumented builds)";
+/// Empty rows above the bars, where the legend goes.
+const LEGEND_ROWS: usize = 3;
 
 /// Renders the traces of several variants on one time axis (microseconds from each variant's first
 /// event, so variants line up at zero).
@@ -55,53 +60,52 @@ pub fn render(variants: &[(String, Vec<BlockTrace>)], title: &str) -> Result<Str
         }
     }
     let tmax = bars.iter().map(|b| b.1).fold(1e-3, f64::max);
-    let height = (80 + 18 * rows.len()).min(4000) as u32;
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (1100, height)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 16))
-            .margin(8)
-            .x_label_area_size(30)
-            .y_label_area_size(230)
-            .build_cartesian_2d(0f64..tmax * 1.02, (0..rows.len().max(1)).into_segmented())
-            .map_err(|e| e.to_string())?;
-        let labels: Vec<String> = rows
-            .iter()
-            .map(|(n, b, role)| {
-                format!(
-                    "{n} b{} {}",
-                    b.block,
-                    if *role == 0 { "copy" } else { "compute" }
-                )
-            })
-            .collect();
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .x_desc("microseconds from the first recorded event (%globaltimer)")
-            .y_labels(rows.len().max(1))
-            .y_label_formatter(&|y| match y {
-                SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-                _ => String::new(),
-            })
-            .draw()
-            .map_err(|e| e.to_string())?;
-        chart
-            .draw_series(bars.iter().map(|(a, z, row, c)| {
-                Rectangle::new(
-                    [
-                        (*a, SegmentValue::Exact(*row)),
-                        (*z, SegmentValue::Exact(*row + 1)),
-                    ],
-                    c.filled(),
-                )
-            }))
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(svg)
+    let labels: Vec<String> = rows
+        .iter()
+        .map(|(n, b, role)| {
+            format!(
+                "{n} b{} {}",
+                b.block,
+                if *role == 0 { "copy" } else { "compute" }
+            )
+        })
+        .collect();
+    let label = |i: usize| labels.get(i).cloned().unwrap_or_default();
+    let frame = Frame {
+        title,
+        x_desc: "microseconds from the variant's first recorded event (%globaltimer)",
+        y_desc: "variant, sampled block (b), role",
+        x_max: tmax * 1.02,
+        rows: rows.len() + LEGEND_ROWS,
+        label_width: 250,
+        label: &label,
+    };
+    let height = (110 + 18 * frame.rows).min(4000) as u32;
+    plot::with_legend(|svg, legend| {
+        let root = SVGBackend::with_string(svg, (1100, height)).into_drawing_area();
+        let mut chart = plot::bars(&root, &frame)?;
+        for (color, label) in [
+            (COPY, "copy in flight (issue to ready)"),
+            (COMPUTE, "compute (begin to end)"),
+        ] {
+            chart
+                .draw_series(bars.iter().filter(|b| b.3 == color).map(|(a, z, row, c)| {
+                    Rectangle::new(
+                        [
+                            (*a, SegmentValue::Exact(*row)),
+                            (*z, SegmentValue::Exact(*row + 1)),
+                        ],
+                        c.filled(),
+                    )
+                }))
+                .map_err(|e| e.to_string())?
+                .label(label)
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled())
+                });
+        }
+        plot::finish(&mut chart, legend)
+    })
 }
 
 #[cfg(test)]
@@ -122,8 +126,15 @@ mod tests {
         let svg = render(&[("sync".into(), vec![b])], "test").unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("sync b0 copy") && svg.contains("sync b0 compute"));
-        // four bars: two copies (blue) and two computes (orange)
-        assert_eq!(svg.matches("#3478C8").count(), 2, "{svg}");
-        assert_eq!(svg.matches("#E68C28").count(), 2);
+        let (plot, legend) = svg.split_once("<g class=\"legend\">").unwrap();
+        // four bars: two copies (blue) and two computes (orange), one swatch of each in the legend
+        assert_eq!(plot.matches("#3478C8").count(), 2, "{svg}");
+        assert_eq!(plot.matches("#E68C28").count(), 2);
+        assert_eq!(legend.matches("#3478C8").count(), 1);
+        assert!(legend.contains("copy in flight") && legend.contains("compute (begin to end)"));
+        // title and axis descriptions (with the unit) are drawn as text
+        for text in ["test", "microseconds from", "variant, sampled block"] {
+            assert!(plot.contains(&format!(">\n{text}")), "{text}");
+        }
     }
 }

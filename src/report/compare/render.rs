@@ -2,8 +2,8 @@
 //! CSV and JSON. Pure: each returns the text whole.
 
 use super::{Change, Comparison, RunInfo, Side, VariantChange};
-use crate::report::table::table;
-use comfy_table::{Cell, CellAlignment};
+use crate::report::formats::{csv_doc, md_table};
+use crate::report::table;
 
 const HEADER: [&str; 7] = [
     "variant",
@@ -14,20 +14,12 @@ const HEADER: [&str; 7] = [
     "status",
     "changes",
 ];
+/// The columns of times and ratios.
+const RIGHT: [usize; 3] = [1, 2, 3];
 
 /// The terminal: the runs, any warnings, the table, the summary.
 pub fn terminal(c: &Comparison) -> String {
-    let mut t = table(&HEADER);
-    for v in &c.variants {
-        t.add_row(cells(v).into_iter().enumerate().map(|(i, s)| {
-            let cell = Cell::new(s);
-            if (1..=3).contains(&i) {
-                cell.set_alignment(CellAlignment::Right)
-            } else {
-                cell
-            }
-        }));
-    }
+    let t = table::render(&HEADER, &RIGHT, c.variants.iter().map(cells));
     let mut out = runs(c, "");
     out += &format!("{t}\n{}", c.summary());
     out
@@ -38,17 +30,13 @@ pub fn markdown(c: &Comparison) -> String {
     let mut out = format!("**{}**\n\n", c.summary());
     out += &runs(c, "- ");
     out += "\n";
-    out += &row(HEADER.iter().map(|h| h.to_string()));
-    out += "| --- | ---: | ---: | ---: | --- | --- | --- |\n";
-    for v in &c.variants {
-        out += &row(cells(v).into_iter());
-    }
+    out += &md_table(&HEADER, &RIGHT, c.variants.iter().map(cells));
     out
 }
 
 /// One row per variant under a header row; times in ms at full precision, empty where absent.
 pub fn csv(c: &Comparison) -> String {
-    let mut out = [
+    let header = [
         "variant",
         "verdict",
         "regression",
@@ -62,17 +50,15 @@ pub fn csv(c: &Comparison) -> String {
         "new_min_ms",
         "new_max_ms",
         "changes",
-    ]
-    .join(",");
-    out.push('\n');
-    for v in &c.variants {
+    ];
+    let rows = c.variants.iter().map(|v| {
         let status = |s: Option<&Side>| s.map_or(String::new(), |s| s.status.label().into());
         let times = |s: Option<&Side>| {
             let d = s.and_then(|s| s.device);
             [d.map(|d| d.median), d.map(|d| d.min), d.map(|d| d.max)]
                 .map(|x| x.map_or(String::new(), |x| x.to_string()))
         };
-        let fields = [
+        [
             v.name.clone(),
             v.verdict.label().into(),
             v.regression.to_string(),
@@ -83,11 +69,9 @@ pub fn csv(c: &Comparison) -> String {
         .into_iter()
         .chain(times(v.base.as_ref()))
         .chain(times(v.new.as_ref()))
-        .chain([changes(v)]);
-        out += &fields.map(|f| csv_field(&f)).collect::<Vec<_>>().join(",");
-        out.push('\n');
-    }
-    out
+        .chain([changes(v)])
+    });
+    csv_doc(&header, rows)
 }
 
 pub fn json(c: &Comparison) -> String {
@@ -157,19 +141,4 @@ fn changes(v: &VariantChange) -> String {
         .map(Change::describe)
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-fn row(cells: impl Iterator<Item = String>) -> String {
-    let cells: Vec<String> = cells.map(|c| c.replace('|', "\\|")).collect();
-    format!("| {} |\n", cells.join(" | "))
-}
-
-/// RFC 4180: a field holding a comma, quote or line break is quoted, its quotes doubled
-/// (attestation labels read "claimed X, emitted Y").
-fn csv_field(f: &str) -> String {
-    if f.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", f.replace('"', "\"\""))
-    } else {
-        f.to_string()
-    }
 }

@@ -1,0 +1,145 @@
+//! What every SVG plot shares that plotters does not give: a legend a page can find. plotters
+//! writes flat SVG (no groups, no classes); the report and its browser test find a plot's legend
+//! by `<g class="legend">`.
+
+use plotters::coord::CoordTranslate;
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::SegmentedCoord;
+use plotters::coord::types::{RangedCoordf64, RangedCoordusize};
+use plotters::prelude::*;
+
+/// A chart of horizontal bars: x from 0, one row per segment of y.
+pub type Bars<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, SegmentedCoord<RangedCoordusize>>>;
+
+/// What a chart of horizontal bars shows around its bars.
+pub struct Frame<'l> {
+    pub title: &'l str,
+    /// What x is, with its unit.
+    pub x_desc: &'l str,
+    pub y_desc: &'l str,
+    pub x_max: f64,
+    pub rows: usize,
+    /// Pixels left of the axis for the row labels.
+    pub label_width: u32,
+    /// The label of row i (row 0 at the bottom).
+    pub label: &'l dyn Fn(usize) -> String,
+}
+
+/// `root` painted white, with the title, the axes, their descriptions and the row labels.
+pub fn bars<'a, 'b>(
+    root: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    f: &Frame,
+) -> Result<Bars<'a, 'b>, String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(f.title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(40)
+        .y_label_area_size(f.label_width)
+        .build_cartesian_2d(0f64..f.x_max, (0..f.rows).into_segmented())
+        .map_err(|e| e.to_string())?;
+    let digits = if f.x_max >= 100.0 {
+        0
+    } else if f.x_max >= 1.0 {
+        1
+    } else {
+        3
+    };
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc(f.x_desc)
+        .y_desc(f.y_desc)
+        .x_label_formatter(&|x| format!("{x:.digits$}"))
+        .y_labels(f.rows)
+        .y_label_formatter(&|y| match y {
+            SegmentValue::CenterOf(i) => (f.label)(*i),
+            _ => String::new(),
+        })
+        .draw()
+        .map_err(|e| e.to_string())?;
+    Ok(chart)
+}
+
+/// Ends a drawing: the series labels top right when `legend`, then the SVG written out.
+pub fn finish<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+    legend: bool,
+) -> Result<(), String> {
+    if legend {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE)
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
+    chart.plotting_area().present().map_err(|e| e.to_string())
+}
+
+/// Draws a plot twice, `draw(buffer, false)` without its series labels and `draw(buffer, true)`
+/// with them, and wraps what the labels added in `<g class="legend">`. plotters draws the series
+/// labels last and each drawing is deterministic, so the second is the first plus the legend.
+pub fn with_legend(
+    draw: impl Fn(&mut String, bool) -> Result<(), String>,
+) -> Result<String, String> {
+    const END: &str = "</svg>\n";
+    let (mut bare, mut full) = (String::new(), String::new());
+    draw(&mut bare, false)?;
+    draw(&mut full, true)?;
+    let body = bare
+        .strip_suffix(END)
+        .ok_or("the plot does not end in </svg>")?;
+    let legend = full
+        .strip_prefix(body)
+        .and_then(|rest| rest.strip_suffix(END))
+        .ok_or("drawing the legend changed the plot drawn before it")?;
+    if !legend.contains("<text") {
+        return Err("the plot has no series labels".into());
+    }
+    Ok(format!("{body}<g class=\"legend\">\n{legend}</g>\n{END}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plot(buf: &mut String, legend: bool, label: &str) -> Result<(), String> {
+        let root = SVGBackend::with_string(buf, (300, 200)).into_drawing_area();
+        let mut chart = ChartBuilder::on(&root)
+            .build_cartesian_2d(0f64..1.0, 0f64..1.0)
+            .map_err(|e| e.to_string())?;
+        let s = chart
+            .draw_series(LineSeries::new([(0.0, 0.0), (1.0, 1.0)], RED))
+            .map_err(|e| e.to_string())?;
+        if !label.is_empty() {
+            s.label(label)
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 10, y)], RED));
+        }
+        finish(&mut chart, legend)
+    }
+
+    #[test]
+    fn the_series_labels_and_nothing_else_are_grouped() {
+        let svg = with_legend(|b, l| plot(b, l, "diagonal")).unwrap();
+        let (before, group) = svg.split_once("<g class=\"legend\">").unwrap();
+        assert!(before.starts_with("<svg") && before.contains("<polyline"));
+        assert!(!before.contains("diagonal"));
+        assert!(group.contains("diagonal") && group.ends_with("</g>\n</svg>\n"));
+    }
+
+    #[test]
+    fn a_plot_without_labels_or_a_drawing_that_moves_is_refused() {
+        assert!(with_legend(|b, l| plot(b, l, "")).is_err());
+        let calls = std::cell::Cell::new(0);
+        let moving = with_legend(|b, l| {
+            calls.set(calls.get() + 1);
+            plot(b, l, &format!("run {}", calls.get()))?;
+            b.insert_str(5, &" ".repeat(calls.get()));
+            Ok(())
+        });
+        assert!(moving.is_err());
+    }
+}

@@ -1,0 +1,83 @@
+//! The run's bandwidth chart: achieved GB/s per timed variant against the copy ceiling measured
+//! in the same run, in the performance table's order.
+
+use super::RunResults;
+use crate::plot::{self, Frame};
+use plotters::prelude::*;
+
+const BAR: RGBColor = RGBColor(52, 120, 200);
+/// Empty rows above the bars, where the legend goes.
+const LEGEND_ROWS: usize = 3;
+
+pub const TITLE: &str = "Achieved bandwidth per variant (higher is better)";
+
+pub fn bandwidth(r: &RunResults) -> Result<String, String> {
+    let bars: Vec<(&str, f64)> = r
+        .variants
+        .iter()
+        .filter(|v| v.control.is_none())
+        .filter_map(|v| v.perf.map(|p| (v.name.as_str(), p.gbps)))
+        .collect();
+    if bars.is_empty() {
+        return Err("no timed variants".into());
+    }
+    let n = bars.len();
+    // the first variant (the baseline) on top, as in the table
+    let row = |i: usize| n - 1 - i;
+    let ceiling = r.ceiling.as_ref().map(|c| c.gbps).filter(|g| *g > 0.0);
+    let x_max = bars
+        .iter()
+        .map(|b| b.1)
+        .fold(ceiling.unwrap_or(0.0), f64::max)
+        * 1.08;
+    let label = |i: usize| {
+        if i < n {
+            bars[row(i)].0.to_string()
+        } else {
+            String::new()
+        }
+    };
+    let frame = Frame {
+        title: TITLE,
+        x_desc: "GB/s: bytes moved (X read + Y written) / median device time",
+        y_desc: "variant",
+        x_max,
+        rows: n + LEGEND_ROWS,
+        label_width: 190,
+        label: &label,
+    };
+    let size = (1000, (110 + 24 * frame.rows) as u32);
+    plot::with_legend(|svg, legend| {
+        let root = SVGBackend::with_string(svg, size).into_drawing_area();
+        let mut chart = plot::bars(&root, &frame)?;
+        chart
+            .draw_series(bars.iter().enumerate().map(|(i, (_, g))| {
+                let mut bar = Rectangle::new(
+                    [
+                        (0.0, SegmentValue::Exact(row(i))),
+                        (*g, SegmentValue::Exact(row(i) + 1)),
+                    ],
+                    BAR.filled(),
+                );
+                // a gap between neighbouring bars
+                bar.set_margin(2, 2, 0, 0);
+                bar
+            }))
+            .map_err(|e| e.to_string())?
+            .label("achieved GB/s (median device time)")
+            .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], BAR.filled()));
+        if let Some(c) = ceiling {
+            chart
+                .draw_series(LineSeries::new(
+                    [(c, SegmentValue::Exact(0)), (c, SegmentValue::Exact(n))],
+                    RED.stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?
+                .label(format!(
+                    "copy ceiling: cuMemcpyDtoD in this run, {c:.0} GB/s"
+                ))
+                .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED.stroke_width(2)));
+        }
+        plot::finish(&mut chart, legend)
+    })
+}

@@ -1,0 +1,207 @@
+//! report.html: one self-contained page per run (no scripts, no fonts, nothing fetched): the
+//! clocks, the summary table and the bandwidth chart, per-variant evidence with its SASS excerpt,
+//! the validation, the overlap timeline of traced variants and the notes. Plots are plotters' SVG
+//! inline, each with a title, axis descriptions with units and a legend (`<g class="legend">`);
+//! tables sit in boxes that scroll sideways, so the page itself fits a 1280 px window.
+
+mod evidence;
+
+use super::formats::run::{TIMELINE_HEADER, timeline_rows};
+use super::table::{
+    EVIDENCE_HEADER, PERFORMANCE_HEADER, PERFORMANCE_RIGHT, clock_warnings, evidence_rows,
+    performance_rows,
+};
+use super::{RunResults, Status, chart};
+use crate::{clocks, timeline};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+const STYLE: &str = "\
+body{font-family:sans-serif;margin:1.5em;max-width:1400px;line-height:1.35;color:#222}\
+h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
+.scroll{overflow-x:auto;max-width:100%;margin:.5em 0}\
+table{border-collapse:collapse;font-size:13px}\
+th,td{padding:3px 8px;border-bottom:1px solid #e2e2e2;text-align:left;vertical-align:top;overflow-wrap:break-word}\
+th{background:#f2f2f2}td:first-child{white-space:nowrap}\
+.num{text-align:right;white-space:nowrap}\
+pre{font-size:12px;overflow-x:auto;background:#f7f7f7;padding:6px;margin:.4em 0}\
+figure{margin:1em 0}figcaption{font-size:13px;color:#555}\
+svg{max-width:100%;height:auto}\
+.bad{color:#b00}\
+.warn{background:#fff4e0;border-left:4px solid #e69500;padding:6px 12px;margin:.6em 0}\
+.ok{background:#eef7ee;border-left:4px solid #5a5;padding:6px 12px;margin:.6em 0}\
+details{margin:.3em 0}summary{cursor:pointer}\
+details.variant{border:1px solid #ddd;border-radius:4px;padding:4px 10px}\
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:.4em 0;font-size:13px}\
+dt{color:#555}dd{margin:0;overflow-wrap:break-word}\
+.mv{background:#dbe8ff;font-weight:bold}.src{color:#777}";
+
+/// A table with its header in a box that scrolls sideways; the columns in `right` hold numbers.
+fn table<R: IntoIterator<Item = String>>(
+    header: &[&str],
+    right: &[usize],
+    rows: impl IntoIterator<Item = R>,
+) -> Markup {
+    let class = |i: usize| right.contains(&i).then_some("num");
+    html! {
+        div.scroll {
+            table {
+                tr { @for (i, h) in header.iter().enumerate() { th class=[class(i)] { (h) } } }
+                @for r in rows {
+                    tr { @for (i, c) in r.into_iter().enumerate() { td class=[class(i)] { (c) } } }
+                }
+            }
+        }
+    }
+}
+
+/// An SVG plot with a line under it, or why there is none.
+fn figure(svg: Result<String, String>, caption: &str) -> Markup {
+    match svg {
+        Ok(svg) => html! { figure.plot { (PreEscaped(svg)) figcaption { (caption) } } },
+        Err(e) => html! { p { "No plot: " (e) } },
+    }
+}
+
+pub fn render(r: &RunResults) -> String {
+    let d = &r.device;
+    let w = &r.workload;
+    let count = |s: Status| r.variants.iter().filter(|v| v.status == s).count();
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { "tilepipe report: " (w.name) " " (w.dtype) " on " (d.name) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { "tilepipe: " (w.name) " " (w.dtype) " on " (d.name) }
+                p {
+                    (d.arch) ", " (d.sm_count) " SMs, " (d.l2_bytes >> 20) " MB L2, " (d.smem_per_block_optin) " B shared memory per block (opt-in); driver "
+                    (d.driver_version) ", NVRTC " (d.nvrtc_version) "; tilepipe " (r.tilepipe_version) "; "
+                    (count(Status::Passed)) " passed, " (count(Status::Failed)) " failed, "
+                    (count(Status::Skipped)) " skipped, " (count(Status::Error)) " errors, "
+                    (count(Status::Unfinished)) " not finished."
+                }
+                p { (w.formula) " - " (w.dtype) ", tokens " (w.view.tokens) ", hidden " (w.view.hidden) ", row stride " (w.view.row_stride)
+                    ", offset " (w.view.offset) ", tile " (w.tile_rows) " rows, seed " (w.seed) ", " (w.bytes_moved >> 20) " MiB moved per launch." }
+                @if let Some(c) = &r.ceiling {
+                    p { "Copy ceiling measured in this run (cuMemcpyDtoD of " (c.bytes_copied >> 20) " MiB, read + write): " (format!("{:.0}", c.gbps)) " GB/s." }
+                }
+                (clock_section(r))
+                h2 { "Summary" }
+                p { "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2. The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
+                (table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r)))
+                (figure(chart::bandwidth(r), "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."))
+                (problems(r))
+                h2 { "Evidence: resources, occupancy, SASS, completion" }
+                (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
+                @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {
+                    (evidence::variant(v))
+                }
+                (validation(r))
+                (timeline_section(r))
+                @if !r.notes.is_empty() {
+                    h2 { "Notes" }
+                    ul { @for n in &r.notes { li { (n) } } }
+                }
+            }
+        }
+    };
+    page.into_string()
+}
+
+/// The clocks over the run and every timing taken while they moved, at the top where a reader
+/// weighs the numbers below.
+fn clock_section(r: &RunResults) -> Markup {
+    let traces = r
+        .variants
+        .iter()
+        .filter_map(|v| v.timing.as_ref()?.clocks.as_ref());
+    let summary = clocks::summary(traces);
+    let warnings: Vec<String> = clock_warnings(r).collect();
+    html! {
+        h2 { "Clocks and throttling" }
+        @match &summary {
+            Some(s) => p { (s) },
+            None => p { "No clock readings in these results (NVML was not available)." },
+        }
+        @if warnings.is_empty() {
+            @if summary.is_some() {
+                div.ok { "SM and memory clocks held within " (format!("{:.0}", clocks::CLOCK_TOLERANCE * 100.0)) "% while each variant was timed." }
+            }
+        } @else {
+            div.warn {
+                strong { "Clocks moved while these variants were timed; their times mix clock speeds:" }
+                ul { @for w in &warnings { li { (w) } } }
+            }
+        }
+    }
+}
+
+fn problems(r: &RunResults) -> Markup {
+    let bad: Vec<_> = r
+        .variants
+        .iter()
+        .filter(|v| v.status != Status::Passed)
+        .collect();
+    html! {
+        @if !bad.is_empty() {
+            h2 { "Skipped, failed, errors" }
+            ul { @for v in bad {
+                li class=[(v.status != Status::Skipped).then_some("bad")] {
+                    (v.status.label()) " " (v.name) ": " (v.detail.as_deref().unwrap_or("(no detail)"))
+                }
+            } }
+        }
+    }
+}
+
+fn validation(r: &RunResults) -> Markup {
+    let cases: Vec<_> = r
+        .variants
+        .iter()
+        .flat_map(|v| v.validation.iter().map(move |c| (v, c)))
+        .collect();
+    let failed = cases.iter().filter(|(_, c)| !c.verdict.passed).count();
+    let rows = cases.iter().map(|(v, c)| {
+        let e = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2e}"));
+        [
+            v.name.clone(),
+            c.case.clone(),
+            c.blocks.to_string(),
+            c.verdict.checked_against.clone(),
+            e(c.verdict.rel_l2),
+            e(c.verdict.max_abs_err),
+            if c.verdict.passed {
+                "passed".to_string()
+            } else {
+                c.verdict.failure.clone().unwrap_or("FAILED".into())
+            },
+        ]
+    });
+    html! {
+        h2 { "Validation before timing" }
+        details open[failed > 0] {
+            summary { (cases.len()) " checked launches, " (failed) " failed" }
+            (table(&["variant", "case", "blocks", "compared with", "rel L2", "max abs err", "verdict"], &[2, 4, 5], rows))
+        }
+    }
+}
+
+fn timeline_section(r: &RunResults) -> Markup {
+    html! {
+        @if !r.timelines.is_empty() {
+            h2 #timeline { "Timeline (instrumented builds, timed apart)" }
+            (table(&TIMELINE_HEADER, &[1, 2, 3, 4], timeline_rows(r)))
+            (figure(
+                timeline::svg::render(&timeline::named(&r.timelines), timeline::svg::TITLE),
+                "Each sampled block's copies from issue to ready and its computes, on %globaltimer. Instrumented timings are never mixed with the clean ones above.",
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,119 @@
+//! `--format markdown|csv|json` of run, check and sweep: the renderers on recorded H200 results,
+//! and the flag as the binary takes it (the commands themselves need a GPU).
+
+use assert_cmd::Command;
+use std::path::Path;
+use tilepipe::report::{RunResults, formats};
+use tilepipe::sweep;
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn run() -> RunResults {
+    RunResults::read(&fixture("h200-run.json")).unwrap()
+}
+
+#[test]
+fn run_as_markdown_is_two_github_tables_and_the_warnings() {
+    let r = run();
+    let md = formats::run::markdown(&r);
+    assert!(md.starts_with("**tilepipe 0.1.0: rmsnorm bf16 on NVIDIA H200 (sm_90, 132 SMs)"));
+    assert!(md.contains("| variant | mechanism | stages | B/copy | status | device median us |"));
+    assert!(
+        md.contains("| --- | --- | --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
+    );
+    assert!(md.contains("| sync | sync | 1 | 16 | passed | 1146.3 |"));
+    assert!(md.contains("| variant | regs | smem static+dyn |"));
+    // every variant in both tables, every row as wide as its header
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert_eq!(rows.len(), 2 * (r.variants.len() + 2));
+    for row in &rows {
+        let cells = row.matches(" | ").count() + 1;
+        assert!(cells == 11 || cells == 9, "{row}");
+    }
+    assert!(md.contains("\n- CLOCKS tma-ws-s2-64k: SM clock moved"));
+    assert!(md.contains("\n- repeatability: sync measured again"));
+    assert!(!md.contains("traced variant"), "no timeline in this run");
+}
+
+#[test]
+fn run_as_csv_is_one_row_per_variant_at_full_precision() {
+    let r = run();
+    let csv = formats::run::csv(&r);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), r.variants.len() + 1);
+    assert!(lines[0].starts_with("variant,mechanism,stages,bytes_per_copy,"));
+    let header: Vec<&str> = lines[0].split(',').collect();
+    let sync: Vec<&str> = lines[1].split(',').collect();
+    let at = |name: &str| sync[header.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(at("variant"), "sync");
+    let median = r.variants[0].timing.as_ref().unwrap().device.median;
+    assert_eq!(at("device_median_ms"), median.to_string());
+    assert!(at("device_median_ms").starts_with("1.146288037300"));
+    assert_eq!(at("speedup_vs_sync"), "1");
+    assert_eq!(at("limiter"), "registers");
+    assert_eq!(at("clock_warning"), "");
+    // a field with a comma is quoted: what cp.async emitted lists several instructions
+    assert!(csv.contains(",\"LDGSTS.E.BYPASS.128 x8, LDGDEPBAR x2, DEPBAR.LE x2\","));
+}
+
+#[test]
+fn run_as_json_is_results_json() {
+    let r = run();
+    let back: RunResults = serde_json::from_str(&formats::run::json(&r)).unwrap();
+    assert_eq!(back.variants.len(), r.variants.len());
+    assert_eq!(back.notes, r.notes);
+}
+
+#[test]
+fn a_traced_run_as_markdown_has_its_timeline_table() {
+    let r = RunResults::read(&fixture("results.json")).unwrap();
+    let md = formats::run::markdown(&r);
+    assert!(md.contains("| traced variant | copy time under compute |"));
+    assert!(md.contains("| tma-s3 | 76.9% |"));
+}
+
+#[test]
+fn sweep_points_as_markdown_csv_and_json() {
+    let records = sweep::read(&fixture("sweep.jsonl")).unwrap().records;
+    let md = formats::sweep::markdown(&records);
+    assert!(md.starts_with(&format!("**{} sweep points**", records.len())));
+    assert!(md.contains("| sync | pipeline | bf16 | 4096 | 2 | 4 | 4 |"));
+    assert!(md.contains("| copy stage only |"));
+    assert!(
+        md.contains("| variant | stages | tiles/blk | predicted |") && md.contains("FLAGGED: "),
+        "the model beside the points"
+    );
+    let csv = formats::sweep::csv(&records);
+    assert_eq!(csv.lines().count(), records.len() + 1);
+    assert!(csv.starts_with("key,variant,mechanism,stages,only,"));
+    assert!(
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("sync|only0|bf16|h4096|r2|t4,sync,sync,1,0,")
+    );
+    let back: Vec<sweep::Record> = serde_json::from_str(&formats::sweep::json(&records)).unwrap();
+    assert_eq!(back.len(), records.len());
+    assert_eq!(back[0].key, records[0].key);
+}
+
+#[test]
+fn run_check_and_sweep_take_the_four_formats_and_refuse_others() {
+    for cmd in ["run", "check", "sweep"] {
+        let out = Command::cargo_bin("tilepipe")
+            .unwrap()
+            .args([cmd, "--format", "yaml"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("[possible values: table, markdown, csv, json]"),
+            "{cmd}: {err}"
+        );
+    }
+}
