@@ -112,6 +112,40 @@ impl Ctx<'_> {
             .collect()
     }
 
+    /// (origin, use) pairs where an instruction that `starts` a hazard reaches a `use` on some
+    /// path with no instruction that `ends` it between them (the earliest origin of each use),
+    /// ordered by the use's offset.
+    fn unguarded(
+        &self,
+        starts: impl Fn(&Instruction) -> bool,
+        ends: impl Fn(&Instruction) -> bool,
+        uses: impl Fn(&Instruction) -> bool,
+    ) -> Vec<(usize, usize)> {
+        let ins = self.ins();
+        let mut found = Vec::new();
+        self.cfg.forward(
+            BTreeSet::<usize>::new(),
+            |i, f| {
+                if starts(&ins[i]) {
+                    f.insert(i);
+                } else if ends(&ins[i]) {
+                    f.clear();
+                }
+            },
+            |i, f| {
+                if let (true, Some(&o)) = (uses(&ins[i]), f.iter().next()) {
+                    found.push((o, i));
+                }
+            },
+        );
+        found.sort_by_key(|&(_, u)| ins[u].offset);
+        found
+    }
+
+    fn not_applicable(&self, name: &str, why: String) -> Check {
+        self.check(name, Status::NotApplicable, why, vec![])
+    }
+
     fn check(&self, name: &str, status: Status, detail: String, sites: Vec<Site>) -> Check {
         Check {
             name: name.to_string(),
@@ -130,39 +164,17 @@ pub fn all(k: &Kernel, cfg: &Cfg) -> Vec<Check> {
 const MBARRIER: &str = "mbarrier init published";
 
 fn mbarrier_init(c: &Ctx) -> Check {
-    let ins = c.ins();
     let is_init = |i: &Instruction| i.opcode.starts_with("SYNCS.EXCH.64");
     let is_wait = |i: &Instruction| i.opcode.starts_with("SYNCS.PHASECHK");
     let inits = c.live(is_init);
     let Some(&first_init) = inits.first() else {
-        return c.check(
+        return c.not_applicable(
             MBARRIER,
-            Status::NotApplicable,
             "no mbarrier initialised in SASS (SYNCS.EXCH.64; sm_90 and newer)".into(),
-            vec![],
         );
     };
-    let mut waits = BTreeSet::new();
-    let mut unsafe_waits: Vec<(usize, usize)> = Vec::new();
-    c.cfg.forward(
-        BTreeSet::<usize>::new(),
-        |i, f| {
-            if is_init(&ins[i]) {
-                f.insert(i);
-            } else if block_barrier(&ins[i]) {
-                f.clear();
-            }
-        },
-        |i, f| {
-            if is_wait(&ins[i]) {
-                waits.insert(i);
-                if let Some(&init) = f.iter().next() {
-                    unsafe_waits.push((init, i));
-                }
-            }
-        },
-    );
-    unsafe_waits.sort_by_key(|&(_, w)| ins[w].offset);
+    let waits = c.live(is_wait);
+    let unsafe_waits = c.unguarded(is_init, block_barrier, is_wait);
     match unsafe_waits.first() {
         Some(&(init, wait)) => c.check(
             MBARRIER,
@@ -177,7 +189,7 @@ fn mbarrier_init(c: &Ctx) -> Check {
         ),
         None => {
             let mut sites = vec![c.site("init", first_init)];
-            sites.extend(waits.iter().next().map(|&w| c.site("wait", w)));
+            sites.extend(waits.first().map(|&w| c.site("wait", w)));
             c.check(
                 MBARRIER,
                 Status::Holds,
@@ -263,12 +275,7 @@ fn cp_async(c: &Ctx) -> Check {
     let ins = c.ins();
     let copies = c.live(|i| base(&i.opcode) == "LDGSTS");
     let Some(&first_copy) = copies.first() else {
-        return c.check(
-            CP_ASYNC,
-            Status::NotApplicable,
-            "no cp.async (LDGSTS)".into(),
-            vec![],
-        );
+        return c.not_applicable(CP_ASYNC, "no cp.async (LDGSTS)".into());
     };
     if let Some(&arrive) = c
         .live(|i| i.opcode.starts_with("ARRIVES.LDGSTSBAR"))
@@ -403,31 +410,16 @@ fn proxy_fence(c: &Ctx) -> Check {
     let ins = c.ins();
     let readers = c.live(async_proxy_read);
     let Some(&first_reader) = readers.first() else {
-        return c.check(
+        return c.not_applicable(
             FENCE,
-            Status::NotApplicable,
             "no async-proxy read of shared memory (TMA or bulk store, wgmma)".into(),
-            vec![],
         );
     };
-    let mut unfenced: Vec<(usize, usize)> = Vec::new();
-    c.cfg.forward(
-        BTreeSet::<usize>::new(),
-        |i, f| {
-            let x = &ins[i];
-            if matches!(base(&x.opcode), "STS" | "STSM") {
-                f.insert(i);
-            } else if x.opcode.starts_with("FENCE.VIEW.ASYNC") && !conditional(x) {
-                f.clear();
-            }
-        },
-        |i, f| {
-            if let (true, Some(&w)) = (async_proxy_read(&ins[i]), f.iter().next()) {
-                unfenced.push((w, i));
-            }
-        },
+    let unfenced = c.unguarded(
+        |x| matches!(base(&x.opcode), "STS" | "STSM"),
+        |x| x.opcode.starts_with("FENCE.VIEW.ASYNC") && !conditional(x),
+        async_proxy_read,
     );
-    unfenced.sort_by_key(|&(_, r)| ins[r].offset);
     match unfenced.first() {
         Some(&(w, r)) => c.check(
             FENCE,

@@ -327,9 +327,9 @@ fn extract(path: &Path, tc: &Toolchain, into: &Path) -> Result<Vec<Cubin>> {
 /// used and the listing.
 pub fn disassemble(cubin: &Path, tc: &Toolchain) -> Result<(String, String)> {
     let what = cubin.display().to_string();
-    let tools: Vec<(&PathBuf, &[&str])> = [
-        tc.nvdisasm.as_ref().map(|p| (p, &["-c", "-g", "-gi"][..])),
-        tc.cuobjdump.as_ref().map(|p| (p, &["-sass"][..])),
+    let tools: Vec<(PathBuf, Vec<&str>)> = [
+        tc.nvdisasm.clone().map(|p| (p, vec!["-c", "-g", "-gi"])),
+        tc.cuobjdump.clone().map(|p| (p, vec!["-sass"])),
     ]
     .into_iter()
     .flatten()
@@ -337,26 +337,8 @@ pub fn disassemble(cubin: &Path, tc: &Toolchain) -> Result<(String, String)> {
     if tools.is_empty() {
         return Err(missing("nvdisasm or cuobjdump", &what));
     }
-    let mut last = String::new();
-    for (t, args) in tools {
-        match Command::new(t).args(args).arg(cubin).output() {
-            Ok(o) if o.status.success() => {
-                return Ok((
-                    t.display().to_string(),
-                    String::from_utf8_lossy(&o.stdout).into_owned(),
-                ));
-            }
-            Ok(o) => {
-                last = format!(
-                    "{}: {}",
-                    t.display(),
-                    String::from_utf8_lossy(&o.stderr).trim()
-                )
-            }
-            Err(e) => last = format!("{}: {e}", t.display()),
-        }
-    }
-    Err(Error::Disassembler { what, detail: last })
+    crate::sass::first_that_works(&tools, cubin)
+        .map_err(|detail| Error::Disassembler { what, detail })
 }
 
 /// `cuobjdump -res-usage` of a cubin; Err with the reason when there is no cuobjdump or it fails.

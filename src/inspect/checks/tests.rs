@@ -18,6 +18,14 @@ fn status(name: &str, body: &str) -> Status {
     run(name, body).status
 }
 
+/// The check finds a hazard and says `text` about it.
+fn hazard(name: &str, body: &str, text: &str) -> Check {
+    let c = run(name, body);
+    assert_eq!(c.status, Status::Hazard, "{}", c.detail);
+    assert!(c.detail.contains(text), "{}", c.detail);
+    c
+}
+
 const INIT_BAR_WAIT: &str = "
         /*0000*/              @!P0 SYNCS.EXCH.64 URZ, [UR6], UR4 ;
         /*0010*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;
@@ -31,13 +39,10 @@ const INIT_BAR_WAIT: &str = "
 fn mbarrier_init_needs_a_block_barrier_on_every_path() {
     assert_eq!(status(MBARRIER, INIT_BAR_WAIT), Status::Holds);
     let without = INIT_BAR_WAIT.replace("BAR.SYNC.DEFER_BLOCKING 0x0", "NOP");
-    let c = run(MBARRIER, &without);
-    assert_eq!(c.status, Status::Hazard);
-    assert!(
-        c.detail
-            .starts_with("the mbarrier wait at 0x0020 can follow the init at 0x0000"),
-        "{}",
-        c.detail
+    let c = hazard(
+        MBARRIER,
+        &without,
+        "the mbarrier wait at 0x0020 can follow the init at 0x0000",
     );
     assert_eq!(
         c.sites.iter().map(|s| s.role.as_str()).collect::<Vec<_>>(),
@@ -104,28 +109,24 @@ const CP_ASYNC_OK: &str = "
 fn cp_async_reads_wait_for_a_committed_group() {
     assert_eq!(status(CP_ASYNC, CP_ASYNC_OK), Status::Holds);
     // no wait at all
-    let c = run(CP_ASYNC, &CP_ASYNC_OK.replace("DEPBAR.LE SB0, 0x0", "NOP"));
-    assert_eq!(c.status, Status::Hazard);
-    assert!(
-        c.detail
-            .contains("the kernel has no wait_group (DEPBAR) at all"),
-        "{}",
-        c.detail
+    let c = hazard(
+        CP_ASYNC,
+        &CP_ASYNC_OK.replace("DEPBAR.LE SB0, 0x0", "NOP"),
+        "the kernel has no wait_group (DEPBAR) at all",
     );
     assert_eq!(c.sites.last().unwrap().role, "read");
     // wait_group 1 with one group committed waits for nothing
-    let c = run(CP_ASYNC, &CP_ASYNC_OK.replace("SB0, 0x0", "SB0, 0x1"));
-    assert_eq!(c.status, Status::Hazard);
-    assert!(
-        c.detail
-            .contains("(wait_group 1) leaves all 1 committed group(s) in flight"),
-        "{}",
-        c.detail
+    hazard(
+        CP_ASYNC,
+        &CP_ASYNC_OK.replace("SB0, 0x0", "SB0, 0x1"),
+        "(wait_group 1) leaves all 1 committed group(s) in flight",
     );
     // no commit: wait_group does not cover the copy
-    let c = run(CP_ASYNC, &CP_ASYNC_OK.replace("LDGDEPBAR", "NOP"));
-    assert_eq!(c.status, Status::Hazard);
-    assert!(c.detail.contains("without a commit"), "{}", c.detail);
+    hazard(
+        CP_ASYNC,
+        &CP_ASYNC_OK.replace("LDGDEPBAR", "NOP"),
+        "without a commit",
+    );
     // an LDSM is a shared read too; a wait on another scoreboard is not a cp.async wait
     let ldsm = CP_ASYNC_OK.replace("LDS.128 R8, [R0.X16]", "LDSM.16.M88.4 R4, [R3]");
     assert_eq!(
@@ -190,13 +191,10 @@ const TMA_STORE: &str = "
 #[test]
 fn async_proxy_reads_need_the_proxy_fence() {
     assert_eq!(status(FENCE, TMA_STORE), Status::Holds);
-    let c = run(FENCE, &TMA_STORE.replace("FENCE.VIEW.ASYNC.S", "NOP"));
-    assert_eq!(c.status, Status::Hazard);
-    assert!(
-        c.detail
-            .starts_with("UTMASTG.2D at 0x0040 reads shared memory through the async proxy"),
-        "{}",
-        c.detail
+    let c = hazard(
+        FENCE,
+        &TMA_STORE.replace("FENCE.VIEW.ASYNC.S", "NOP"),
+        "UTMASTG.2D at 0x0040 reads shared memory through the async proxy",
     );
     assert_eq!(c.sites[0].offset, 0x0);
     // a fence only some threads take does not order the others' stores
