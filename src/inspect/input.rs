@@ -101,7 +101,8 @@ pub struct Loaded {
     pub compiled: Option<String>,
     /// NVRTC's warnings, if any.
     pub log: String,
-    _scratch: Scratch,
+    /// Where compiled and extracted cubins lie; removed with the `Loaded`.
+    scratch: Scratch,
 }
 
 fn kind(path: &Path) -> Result<Kind> {
@@ -143,7 +144,7 @@ pub fn load(spec: &Spec, tc: &Toolchain) -> Result<Loaded> {
         source: None,
         compiled: None,
         log: String::new(),
-        _scratch: scratch,
+        scratch,
     };
     match kind {
         Kind::Source => compile(spec, tc, &mut loaded)?,
@@ -153,7 +154,7 @@ pub fn load(spec: &Spec, tc: &Toolchain) -> Result<Loaded> {
             target: None,
         }),
         Kind::Fatbinary | Kind::HostBinary => {
-            loaded.cubins = extract(spec.path, tc, &loaded._scratch.0)?;
+            loaded.cubins = extract(spec.path, tc, &loaded.scratch.0)?;
             if let Some(t) = spec.target {
                 let held: Vec<String> = loaded
                     .cubins
@@ -226,7 +227,7 @@ fn compile(spec: &Spec, tc: &Toolchain, loaded: &mut Loaded) -> Result<()> {
     let (major, minor) = crate::gpu::nvrtc::version()?;
     let out = crate::gpu::nvrtc::compile(&text, &[], &program, &options)?;
     let cubin = loaded
-        ._scratch
+        .scratch
         .0
         .join(format!("{stem}.{}.cubin", target.name));
     std::fs::write(&cubin, &out.cubin).map_err(|e| Error::io(&cubin, e))?;

@@ -252,7 +252,7 @@ pub fn inspect(req: &Request, tc: &Toolchain) -> Result<Report> {
             }
             let census = Census::of(&k.function);
             let cfg = flow::Cfg::of(&k);
-            let resources = usage::resources(
+            let mut resources = usage::resources(
                 usage
                     .as_ref()
                     .ok()
@@ -261,7 +261,6 @@ pub fn inspect(req: &Request, tc: &Toolchain) -> Result<Report> {
                 target.as_ref().map(|t| t.arch),
                 req.launch,
             );
-            let mut resources = resources;
             if let Err(why) = &usage {
                 resources.note.get_or_insert_with(|| why.clone());
             }
