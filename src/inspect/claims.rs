@@ -337,6 +337,9 @@ pub fn math(c: &Census) -> String {
     if !n.is_empty() {
         parts.push(format!("CUDA cores ({})", n.join(", ")));
     }
+    if c.count("MUFU") > 0 {
+        parts.push(format!("special-function unit ({})", forms(c, &["MUFU"])));
+    }
     if parts.is_empty() {
         "no floating-point math".into()
     } else {

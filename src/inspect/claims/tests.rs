@@ -103,6 +103,11 @@ fn verdicts_say_what_was_emitted() {
     assert!(attest(&stated(Claim::Sync), &sync).attested);
     let v = attest(&stated(Claim::Mma), &sync);
     assert_eq!(v.emitted, "CUDA cores (FFMA x4)");
+    assert_eq!(
+        math(&census(&[("MUFU.RCP", 2)])),
+        "special-function unit (MUFU.RCP x2)"
+    );
+    assert_eq!(math(&census(&[("IADD3", 2)])), "no floating-point math");
     let cp = census(&[("LDGSTS.E.BYPASS.128", 8), ("LDGDEPBAR", 1)]);
     assert!(attest(&stated(Claim::Cpasync { bytes: Some(16) }), &cp).attested);
     assert!(!attest(&stated(Claim::Cpasync { bytes: Some(4) }), &cp).attested);
