@@ -463,76 +463,6 @@ fn readme_and_errors_state_the_architectures_the_code_enforces() {
     assert!(no_driver.contains("sm_70 or newer GPU"), "{no_driver}");
 }
 
-#[test]
-fn compare_exits_by_the_threshold_on_two_recorded_runs() {
-    let (base, new) = (fixture("seam-before.json"), fixture("seam-after.json"));
-    // the slowest regression of the pair is tma-ws-s3-64k at 1.125
-    for (threshold, code, regressed) in [
-        ("50", 0, ""),
-        ("13", 0, ""),
-        ("12", 1, "1 regressed: tma-ws-s3-64k"),
-        ("5", 1, "4 regressed: "),
-    ] {
-        let out = tilepipe()
-            .args([
-                "compare",
-                &base,
-                &new,
-                "--format",
-                "markdown",
-                "--threshold",
-            ])
-            .arg(threshold)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(code), "threshold {threshold}");
-        let text = String::from_utf8(out.stdout).unwrap();
-        let first = text.lines().next().unwrap();
-        assert!(
-            first.starts_with("**14 same, 2 faster, 6 slower (threshold "),
-            "{first}"
-        );
-        assert_eq!(first.contains("regressed"), code == 1, "{first}");
-        assert!(first.contains(regressed), "{first}");
-        assert!(text.contains("| tma-ws-s3-64k |"));
-    }
-    let out = tilepipe()
-        .args(["compare", &base, &new, "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "the default threshold is 5%");
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(json["variants"].as_array().unwrap().len(), 22);
-}
-
-#[test]
-fn compare_refuses_bad_input_with_exit_2() {
-    let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("nothing.json");
-    let not_results = dir.path().join("results.json");
-    std::fs::write(&not_results, "{\"schema_version\": 1}").unwrap();
-    let base = fixture("seam-before.json");
-    for (args, needle) in [
-        (
-            vec![base.clone(), missing.display().to_string()],
-            "NEW ".to_string() + &missing.display().to_string(),
-        ),
-        (
-            vec![not_results.display().to_string(), base.clone()],
-            "missing field".to_string(),
-        ),
-        (
-            vec![base.clone(), base.clone(), "--threshold=-1".into()],
-            "not a percentage".to_string(),
-        ),
-    ] {
-        let out = tilepipe().arg("compare").args(&args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = stderr_of(&out);
-        assert!(err.contains(&needle), "{args:?}: {err}");
-    }
-}
-
 /// Exit 1 when a claim is contradicted, 0 when every claim holds, 2 when nothing could be
 /// judged. Needs nvdisasm and cuobjdump (no NVRTC: the cubin is saved); skipped without them
 /// unless TILEPIPE_REQUIRE_NVRTC is set.
@@ -615,4 +545,74 @@ fn inspect_a_cubin_with_json_and_a_false_claim() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr_of(&out).contains("not a CUDA source, cubin, fatbinary"));
+}
+
+#[test]
+fn compare_exits_by_the_threshold_on_two_recorded_runs() {
+    let (base, new) = (fixture("seam-before.json"), fixture("seam-after.json"));
+    // the slowest regression of the pair is tma-ws-s3-64k at 1.125
+    for (threshold, code, regressed) in [
+        ("50", 0, ""),
+        ("13", 0, ""),
+        ("12", 1, "1 regressed: tma-ws-s3-64k"),
+        ("5", 1, "4 regressed: "),
+    ] {
+        let out = tilepipe()
+            .args([
+                "compare",
+                &base,
+                &new,
+                "--format",
+                "markdown",
+                "--threshold",
+            ])
+            .arg(threshold)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "threshold {threshold}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let first = text.lines().next().unwrap();
+        assert!(
+            first.starts_with("**14 same, 2 faster, 6 slower (threshold "),
+            "{first}"
+        );
+        assert_eq!(first.contains("regressed"), code == 1, "{first}");
+        assert!(first.contains(regressed), "{first}");
+        assert!(text.contains("| tma-ws-s3-64k |"));
+    }
+    let out = tilepipe()
+        .args(["compare", &base, &new, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "the default threshold is 5%");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["variants"].as_array().unwrap().len(), 22);
+}
+
+#[test]
+fn compare_refuses_bad_input_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing.json");
+    let not_results = dir.path().join("results.json");
+    std::fs::write(&not_results, "{\"schema_version\": 1}").unwrap();
+    let base = fixture("seam-before.json");
+    for (args, needle) in [
+        (
+            vec![base.clone(), missing.display().to_string()],
+            "NEW ".to_string() + &missing.display().to_string(),
+        ),
+        (
+            vec![not_results.display().to_string(), base.clone()],
+            "missing field".to_string(),
+        ),
+        (
+            vec![base.clone(), base.clone(), "--threshold=-1".into()],
+            "not a percentage".to_string(),
+        ),
+    ] {
+        let out = tilepipe().arg("compare").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr_of(&out);
+        assert!(err.contains(&needle), "{args:?}: {err}");
+    }
 }
