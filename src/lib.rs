@@ -16,6 +16,7 @@ pub mod error;
 pub mod fsio;
 pub mod gpu;
 pub mod harness;
+pub mod inspect;
 pub mod interrupt;
 pub mod kernels;
 pub mod mechanism;

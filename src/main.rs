@@ -60,6 +60,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Run(a) => cli::run::cmd_run(a),
         Command::Check(a) => cli::check::cmd_check(a),
         Command::Sass(a) => cli::sass::cmd_sass(a),
+        Command::Inspect(a) => cli::inspect::cmd_inspect(a),
         Command::Probe(a) => cli::probe::cmd_probe(a),
         Command::Timeline(a) => cli::timeline::cmd_timeline(a),
         Command::Sweep(a) => cli::sweep::cmd_sweep(a),

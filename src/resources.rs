@@ -47,6 +47,40 @@ impl SmLimits {
         }
     }
 
+    /// RTX 30xx / A10 / A40 (sm_86): 100 KB shared memory and 1536 threads per SM, 16 blocks.
+    pub fn sm86() -> SmLimits {
+        SmLimits {
+            max_threads_per_sm: 1536,
+            max_blocks_per_sm: 16,
+            smem_per_sm: 102400,
+            smem_per_block_optin: 101376,
+            ..SmLimits::sm80()
+        }
+    }
+
+    /// L4 / L40 / RTX 40xx (sm_89): as sm_86 with 24 blocks per SM.
+    pub fn sm89() -> SmLimits {
+        SmLimits {
+            max_blocks_per_sm: 24,
+            ..SmLimits::sm86()
+        }
+    }
+
+    /// The limits of an architecture without a GPU to ask (CUDA's published per-architecture
+    /// figures); None for an architecture this table does not hold.
+    pub fn for_arch(arch: crate::arch::Arch) -> Option<SmLimits> {
+        match arch.sm() {
+            80 => Some(SmLimits::sm80()),
+            86 => Some(SmLimits::sm86()),
+            89 => Some(SmLimits::sm89()),
+            90 => Some(SmLimits::sm90()),
+            _ => None,
+        }
+    }
+
+    /// The architectures `for_arch` knows.
+    pub const TABLE: &'static str = "sm_80, sm_86, sm_89, sm_90";
+
     /// H100 / H200 (sm_90): 228 KB shared memory per SM.
     pub fn sm90() -> SmLimits {
         SmLimits {
@@ -196,6 +230,32 @@ mod tests {
         let o = occupancy(&SmLimits::sm80(), 32, 16, 0, 0);
         assert_eq!((o.blocks_per_sm, o.limiter), (32, Limiter::BlockSlots));
         assert_eq!(o.warps_per_sm, 32);
+    }
+
+    #[test]
+    fn per_architecture_limits_bind_differently() {
+        let at = |sm: &str| SmLimits::for_arch(sm.parse().unwrap()).unwrap();
+        // 256 threads, 32 registers, 40 KB of shared memory per block
+        let o = |l: &SmLimits| occupancy(l, 256, 32, 0, 40 * 1024);
+        // sm_86: 102400 / (40960 + 1024) = 2 by shared memory; 1536 threads allow 6
+        assert_eq!(
+            (o(&at("sm_86")).blocks_per_sm, o(&at("sm_86")).limiter),
+            (2, Limiter::SharedMemory)
+        );
+        assert_eq!(o(&at("sm_89")).by_threads, 6);
+        // sm_80: 167936 / 41984 = 4 exactly
+        assert_eq!(o(&at("sm_80")).blocks_per_sm, 4);
+        assert_eq!(o(&at("sm_90")).blocks_per_sm, 5);
+        // one warp of 16 registers: block slots bind at 16 on sm_86, 24 on sm_89, 32 on sm_90
+        for (sm, slots) in [("sm_86", 16), ("sm_89", 24), ("sm_90", 32)] {
+            let o = occupancy(&at(sm), 32, 16, 0, 0);
+            assert_eq!(
+                (o.blocks_per_sm, o.limiter),
+                (slots, Limiter::BlockSlots),
+                "{sm}"
+            );
+        }
+        assert!(SmLimits::for_arch("sm_75".parse().unwrap()).is_none());
     }
 
     #[test]

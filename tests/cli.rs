@@ -463,6 +463,90 @@ fn readme_and_errors_state_the_architectures_the_code_enforces() {
     assert!(no_driver.contains("sm_70 or newer GPU"), "{no_driver}");
 }
 
+/// Exit 1 when a claim is contradicted, 0 when every claim holds, 2 when nothing could be
+/// judged. Needs nvdisasm and cuobjdump (no NVRTC: the cubin is saved); skipped without them
+/// unless TILEPIPE_REQUIRE_NVRTC is set.
+#[test]
+fn inspect_a_cubin_with_json_and_a_false_claim() {
+    let tc = tilepipe::toolchain::Toolchain::discover();
+    if tc.nvdisasm.is_none() || tc.cuobjdump.is_none() {
+        assert!(
+            std::env::var_os("TILEPIPE_REQUIRE_NVRTC").is_none(),
+            "TILEPIPE_REQUIRE_NVRTC is set and nvdisasm or cuobjdump is missing"
+        );
+        eprintln!("skipped: no nvdisasm or cuobjdump; .ci/run installs them");
+        return;
+    }
+    let cubin = fixture("inspect/cpasync.sm_80.cubin");
+    let inspect = |args: &[&str]| {
+        tilepipe()
+            .args(["inspect", &cubin])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = inspect(&[
+        "--kernel",
+        "copy_cpasync16",
+        "--claim",
+        "tma",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = &json["kernels"][0];
+    assert_eq!(k["name"], "copy_cpasync16");
+    assert_eq!(k["claims"][0]["attested"], false);
+    assert_eq!(k["claims"][0]["claim"]["mechanism"], "tma");
+    assert!(
+        k["claims"][0]["emitted"]
+            .as_str()
+            .unwrap()
+            .contains("LDGSTS.E.BYPASS.128")
+    );
+    assert_eq!(k["checks"][1]["status"], "holds");
+    let out = inspect(&[
+        "--kernel",
+        "copy_cpasync16",
+        "--claim",
+        "cpasync16",
+        "--block-size",
+        "256",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("claim (--claim): attested: cp.async 16 B"),
+        "{text}"
+    );
+    assert!(text.contains("blocks/SM"), "{text}");
+    // a protocol hazard alone fails too
+    let out = inspect(&["--kernel", "cpasync_no_wait", "--claim", "cpasync16"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("check cp.async commit/wait: HAZARD"));
+    for (args, needle) in [
+        (vec!["--kernel", "nope"], "no kernel named 'nope'"),
+        (vec!["--arch", "sm_90"], "is a cubin for sm_80, not sm_90"),
+        (vec!["--claim", "fast"], "unknown claim 'fast'"),
+        (vec!["--dynamic-smem", "1024"], "--block-size"),
+    ] {
+        let out = inspect(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr_of(&out).contains(needle),
+            "{args:?}: {}",
+            stderr_of(&out)
+        );
+    }
+    let out = tilepipe()
+        .args(["inspect", &fixture("sweep.jsonl")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("not a CUDA source, cubin, fatbinary"));
+}
+
 #[test]
 fn compare_exits_by_the_threshold_on_two_recorded_runs() {
     let (base, new) = (fixture("seam-before.json"), fixture("seam-after.json"));

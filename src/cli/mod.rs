@@ -5,6 +5,7 @@
 pub mod args;
 pub mod check;
 pub mod compare;
+pub mod inspect;
 pub mod lab;
 pub mod merge;
 pub mod model;
@@ -38,6 +39,9 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Census and annotated SASS of one variant (works without a GPU with --arch).
     Sass(sass::SassArgs),
+    /// Your own kernel (.cu, cubin, fatbinary or executable): mechanism attestation, protocol
+    /// checks, resources; exit 1 on a contradicted claim or a hazard (host only).
+    Inspect(inspect::InspectArgs),
     /// One launch of one variant on fresh inputs, checked against the reference: for
     /// compute-sanitizer, Nsight Compute and other tools to observe.
     Probe(probe::ProbeArgs),

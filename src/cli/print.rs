@@ -202,3 +202,8 @@ pub fn sass(header: &str, excerpt: &str) {
     println!("{header}");
     println!("{excerpt}");
 }
+
+/// An error that ends a command, in the form main gives its own.
+pub fn error(text: &str) {
+    eprintln!("tilepipe: error: {text}");
+}

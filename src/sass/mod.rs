@@ -47,15 +47,28 @@ pub fn disassemble(cubin: &[u8], tc: &Toolchain) -> Result<Option<(String, Strin
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("tilepipe-{}-{n}.cubin", std::process::id()));
     std::fs::write(&path, cubin).map_err(|e| Error::io(&path, e))?;
-    let mut last_err = String::new();
+    let out = first_that_works(&tools, &path);
+    let _ = std::fs::remove_file(&path);
+    out.map(Some).map_err(|detail| Error::Disassembler {
+        what: "cubin".into(),
+        detail,
+    })
+}
+
+/// Runs each (tool, arguments) on `file` until one succeeds: its name and its output, or the
+/// last failure.
+pub fn first_that_works(
+    tools: &[(std::path::PathBuf, Vec<&str>)],
+    file: &std::path::Path,
+) -> std::result::Result<(String, String), String> {
+    let mut last_err = String::from("no disassembler");
     for (tool, args) in tools {
-        match Command::new(&tool).args(&args).arg(&path).output() {
+        match Command::new(tool).args(args).arg(file).output() {
             Ok(out) if out.status.success() => {
-                let _ = std::fs::remove_file(&path);
-                return Ok(Some((
+                return Ok((
                     tool.display().to_string(),
                     String::from_utf8_lossy(&out.stdout).into_owned(),
-                )));
+                ));
             }
             Ok(out) => {
                 last_err = format!(
@@ -67,11 +80,7 @@ pub fn disassemble(cubin: &[u8], tc: &Toolchain) -> Result<Option<(String, Strin
             Err(e) => last_err = format!("{}: {e}", tool.display()),
         }
     }
-    let _ = std::fs::remove_file(&path);
-    Err(Error::Disassembler {
-        what: "cubin".into(),
-        detail: last_err,
-    })
+    Err(last_err)
 }
 
 /// Census and attestation of `kernel` in a listing.

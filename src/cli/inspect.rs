@@ -1,0 +1,85 @@
+//! `tilepipe inspect PATH`: a user's kernel judged as tilepipe judges its own (host only).
+//! Exit 0 when every claim is attested and no check finds a hazard, 1 when a claim is
+//! contradicted or a check finds a hazard, 2 when nothing could be judged (bad arguments, a file
+//! that is not CUDA, a compile error, no disassembler).
+
+use super::print;
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use tilepipe::inspect::claims::Claim;
+use tilepipe::inspect::input::Target;
+use tilepipe::inspect::usage::Launch;
+use tilepipe::inspect::{Request, render};
+use tilepipe::toolchain::Toolchain;
+
+#[derive(Args)]
+pub struct InspectArgs {
+    /// A .cu file (compiled with NVRTC), a cubin, a fatbinary, or an executable or shared
+    /// library with device code (unpacked with cuobjdump).
+    path: PathBuf,
+    /// Architecture: what a .cu is compiled for (default: the GPU's), and which cubins of a
+    /// binary are inspected (default: all). sm_90a for wgmma.
+    #[arg(long, value_parser = parse::<Target>)]
+    arch: Option<Target>,
+    /// A macro for NVRTC, NAME or NAME=VALUE (repeatable).
+    #[arg(short = 'D', value_name = "NAME[=VALUE]")]
+    define: Vec<String>,
+    /// An include folder for NVRTC (repeatable); the .cu's own folder is always searched.
+    #[arg(short = 'I', value_name = "DIR")]
+    include: Vec<PathBuf>,
+    /// Only this kernel (its symbol, or its demangled name).
+    #[arg(long)]
+    kernel: Option<String>,
+    /// The mechanism to attest instead of those read from kernel names and source: cpasync16,
+    /// cpasync8, cpasync4, cpasync, bulk, tma, wgmma, mma, sync, async.
+    #[arg(long, value_parser = parse::<Claim>)]
+    claim: Option<Claim>,
+    /// Threads per block: adds resident blocks per SM and the limiting resource.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    block_size: Option<u32>,
+    /// Dynamic shared memory per block in bytes (with --block-size).
+    #[arg(long, default_value_t = 0, requires = "block_size")]
+    dynamic_smem: u32,
+    /// text (the terminal) or json (the whole report, for scripts).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn parse<T: std::str::FromStr<Err = tilepipe::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(|e: tilepipe::Error| e.to_string())
+}
+
+pub fn cmd_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
+    let req = Request {
+        path: a.path,
+        target: a.arch,
+        defines: a.define,
+        includes: a.include,
+        kernel: a.kernel,
+        claim: a.claim,
+        launch: a.block_size.map(|threads| Launch {
+            threads,
+            dynamic_smem: a.dynamic_smem,
+        }),
+    };
+    let report = match tilepipe::inspect::inspect(&req, &Toolchain::discover()) {
+        Ok(r) => r,
+        Err(e) => {
+            print::error(&e.to_string());
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let text = match a.format {
+        Format::Text => render::text(&report),
+        Format::Json => render::json(&report),
+    };
+    print::line(text.trim_end_matches('\n'));
+    Ok(ExitCode::from(u8::from(report.failed())))
+}
