@@ -2,47 +2,32 @@
 //! occupancy, SASS evidence) and runs them on device data with every fault checked.
 
 use crate::check::compare;
-use crate::clocks;
-use crate::gpu::{self, DevBuf, DeviceInfo, Gpu, Kernel, cache::Cache};
+use crate::gpu::{self, DevBuf, Gpu, Kernel, cache::Cache};
 use crate::kernels::{self, Built};
 use crate::mechanism::Ctl;
 use crate::progress::Progress;
 use crate::resources::{Resources, SmLimits, occupancy};
 use crate::sass::{self, SassEvidence};
-use crate::toolchain::Toolchain;
 use crate::variant::{BuildConfig, Control, Variant};
 use crate::workload::rows::{self, RowParams};
 use crate::workload::{HostData, View, Workload};
 use crate::{Error, Result, dtype::DType};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Duration;
 
-/// How long one launch may take before it is reported as hung.
-pub const HANG_LIMIT: Duration = Duration::from_secs(60);
-/// Bound on every in-kernel mbarrier wait: far above any legitimate wait (microseconds), short
-/// enough that a control ending in a timeout costs little. Under compute-sanitizer waits are
-/// slower by orders of magnitude, so `probe` takes a longer bound.
-pub const WAIT_TIMEOUT_NS: u64 = 100_000_000;
+pub use crate::engine::{CacheStats, Engine, HANG_LIMIT, WAIT_TIMEOUT_NS, sources_note};
 
 pub struct Harness {
-    pub gpu: Gpu,
+    /// The GPU and everything that does not depend on the workload.
+    pub engine: Engine,
     /// What every kernel this harness builds computes.
     pub workload: &'static dyn Workload,
-    /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
-    /// (slow enough for a missing wait to show).
-    l2_scrub: std::sync::Mutex<DevBuf>,
-    /// Fills every SM's shared memory with NaN bytes before each validation launch.
-    smem_poison: Kernel,
-    /// NVML on this GPU, or why clocks cannot be recorded.
-    pub clocks: std::result::Result<clocks::Monitor, String>,
-    pub tc: Toolchain,
-    pub cache: Cache,
-    pub progress: Progress,
-    nvrtc_version: String,
-    cache_hits: AtomicU32,
-    compiled: AtomicU32,
+}
+
+impl std::ops::Deref for Harness {
+    type Target = Engine;
+    fn deref(&self) -> &Engine {
+        &self.engine
+    }
 }
 
 pub struct Prepared {
@@ -54,21 +39,6 @@ pub struct Prepared {
     pub sass: SassEvidence,
 }
 
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct CacheStats {
-    pub hits: u32,
-    pub compiled: u32,
-}
-
-/// Said wherever results are shown while TILEPIPE_KERNELS replaces the embedded sources.
-pub fn sources_note(dir: &std::path::Path) -> String {
-    format!(
-        "kernel sources from {}={}, not the ones built into tilepipe",
-        kernels::SOURCE_DIR_ENV,
-        dir.display()
-    )
-}
-
 impl Harness {
     pub fn open(
         ordinal: usize,
@@ -76,50 +46,10 @@ impl Harness {
         cache: Cache,
         progress: Progress,
     ) -> Result<Harness> {
-        let gpu = Gpu::open(ordinal)?;
-        if gpu.info.arch.sm() < 70 {
-            return Err(Error::ArchTooOld {
-                major: gpu.info.arch.major as i32,
-                minor: gpu.info.arch.minor as i32,
-            });
-        }
-        let nvrtc_version = gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
-        let l2_scrub = std::sync::Mutex::new(
-            gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?,
-        );
-        let tc = Toolchain::discover();
-        let poison = kernels::build_poison(gpu.info.arch, &tc, &nvrtc_version, &cache)?;
-        poison.cache_warnings.iter().for_each(|w| progress.note(w));
-        let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
-        gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
-        if let Some(dir) = kernels::source_dir() {
-            progress.note(&sources_note(&dir));
-        }
-        let clocks = clocks::Monitor::open(gpu.info.pci);
         Ok(Harness {
-            gpu,
+            engine: Engine::open(ordinal, cache, progress)?,
             workload,
-            l2_scrub,
-            smem_poison,
-            clocks,
-            tc,
-            cache,
-            progress,
-            nvrtc_version,
-            cache_hits: AtomicU32::new(poison.cache_hit as u32),
-            compiled: AtomicU32::new(!poison.cache_hit as u32),
         })
-    }
-
-    pub fn info(&self) -> &DeviceInfo {
-        &self.gpu.info
-    }
-
-    pub fn cache_stats(&self) -> CacheStats {
-        CacheStats {
-            hits: self.cache_hits.load(Ordering::Relaxed),
-            compiled: self.compiled.load(Ordering::Relaxed),
-        }
     }
 
     /// Why `v` cannot run on this GPU at all, if it cannot.
@@ -152,17 +82,11 @@ impl Harness {
                     cfg,
                     self.info().arch,
                     &self.tc,
-                    &self.nvrtc_version,
+                    self.nvrtc_version(),
                     &self.cache,
                 );
                 if let Ok(b) = &b {
-                    b.cache_warnings.iter().for_each(|w| self.progress.note(w));
-                    let counter = if b.cache_hit {
-                        &self.cache_hits
-                    } else {
-                        &self.compiled
-                    };
-                    counter.fetch_add(1, Ordering::Relaxed);
+                    self.count_build(b);
                 }
                 self.progress.step(&format!("{} {}", v.name, cfg.dtype));
                 b
@@ -254,15 +178,7 @@ impl Harness {
     ) -> Result<Vec<u8>> {
         self.gpu.fill(&mut d.y, DType::POISON_BYTE)?;
         self.gpu.fill(&mut d.status, 0)?;
-        self.gpu.fill(
-            &mut self.l2_scrub.lock().expect("scrub lock"),
-            (seed & 0xff) as u8,
-        )?;
-        self.gpu.poison_shared_memory(
-            &self.smem_poison,
-            2 * self.info().sm_count,
-            self.info().smem_per_block_optin,
-        )?;
+        self.scrub_and_poison(seed)?;
         let params = d.params(&self.gpu, p, seed)?;
         self.gpu.launch(
             &p.kernel,

@@ -12,6 +12,7 @@ pub mod check;
 pub mod child;
 pub mod clocks;
 pub mod dtype;
+pub mod engine;
 pub mod error;
 pub mod fsio;
 pub mod gpu;

@@ -29,6 +29,8 @@
 #define CTL_WRONG_PARITY 5       // mbarrier: consumer waits on the other phase parity
 #define CTL_NO_EXPECT_TX 6       // mbarrier: producer arrives without announcing the transaction bytes
 #define CTL_DRAIN_NO_COMMIT 7    // cp.async: no empty group past the last tile, so draining waits cover too few
+#define CTL_NO_BARRIER 8         // cp.async: no bar.sync between the wait and the refill of the slot just read
+#define CTL_WAIT_SHORT 9         // cp.async: wait_group one higher than the protocol's, so the step read may be in flight
 
 // The part of every workload's Params that the pipeline itself uses. The host mirrors it
 // (engine::Ctl); both sides assert its size.

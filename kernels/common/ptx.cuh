@@ -1,5 +1,5 @@
 // PTX wrappers shared by every tilepipe kernel: cp.async, mbarrier, bulk and tensor copies,
-// fences, named barriers and the global timer. Each wrapper is one instruction (or one
+// ldmatrix and mma, fences, named barriers and the global timer. Each wrapper is one instruction (or one
 // instruction plus its predicate), so the SASS census can be read against this file.
 #pragma once
 
@@ -96,6 +96,37 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const void* tensor_map, i
 
 __device__ __forceinline__ void tma_prefetch_descriptor(const void* tensor_map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tensor_map)) : "memory");
+}
+
+// ---- tensor cores (sm_80): fragments from shared memory, one warp-wide MMA ----
+
+// Four 8x8 matrices of 16-bit elements: lane l gives the address of row l % 8 of matrix l / 8, and
+// receives one 32-bit pair of each matrix in r[0..3] (.trans: of each matrix transposed).
+__device__ __forceinline__ void ldmatrix_x4(u32 (&r)[4], u32 addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(u32 (&r)[4], u32 addr) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+// D = A * B + D for one 16x8x16 tile: A row-major, B column-major, f32 accumulators; the element
+// type is the build's (DTYPE 1: f16, 2: bf16).
+__device__ __forceinline__ void mma_16816(float (&d)[4], const u32 (&a)[4], const u32 (&b)[2]) {
+#if DTYPE == 1
+#define MMA_TYPES "f16.f16"
+#else
+#define MMA_TYPES "bf16.bf16"
+#endif
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." MMA_TYPES
+                 ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#undef MMA_TYPES
 }
 
 // ---- arithmetic and stores used by the compute body ----

@@ -47,13 +47,17 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #endif
     }
     for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
-#if CONTROL != CTL_SKIP_WAIT
+#if CONTROL == CTL_WAIT_SHORT
+        cp_async_wait<LEAD>();
+#elif CONTROL != CTL_SKIP_WAIT
         cp_async_wait<LEAD - 1>();
 #endif
 #if CONTROL == CTL_COMMIT_AFTER_WAIT
         cp_async_commit();
 #endif
+#if CONTROL != CTL_NO_BARRIER
         __syncthreads();
+#endif
         trace(c, k, EV_READY, rec);
 #if CONTROL == CTL_EARLY_RELEASE
         // the slot is refilled inside the compute body, while it is still being read

@@ -110,6 +110,11 @@ pub enum Control {
     /// cp.async: no empty group is committed past the last tile, so while the pipeline drains
     /// wait_group<S-2> lets the last tiles through unwaited.
     DrainNoCommit,
+    /// cp.async: no bar.sync between the wait and the refill, so a slot is refilled while other
+    /// warps still read it and a step is read before other threads' copies of it landed.
+    NoBarrier,
+    /// cp.async: wait_group one higher than the protocol's, so the step read may still be in flight.
+    WaitShort,
 }
 
 impl Control {
@@ -124,6 +129,8 @@ impl Control {
             Control::NoExpectTx => 6,
             Control::WrongStride => 0,
             Control::DrainNoCommit => 7,
+            Control::NoBarrier => 8,
+            Control::WaitShort => 9,
         }
     }
 
@@ -145,6 +152,8 @@ impl Control {
             Control::DrainNoCommit => {
                 "no empty cp.async group past the last tile (the draining wait covers too few)"
             }
+            Control::NoBarrier => "no bar.sync between the cp.async wait and the slot's refill",
+            Control::WaitShort => "cp.async wait_group one too high (waits on too few groups)",
         }
     }
 }

@@ -1,0 +1,151 @@
+// gemm: C[M x N] = A[M x K] * B with f32 accumulation, B either [K x N] row-major (B_NK 0, the CUDA
+// samples' layout) or [N x K] row-major (B_NK 1, weights: C = A * B^T). One block per BM x BN tile
+// of C; step k of a block is the k-th BK-wide slice of K, one slot holding A's and B's slices. Every
+// movement mechanism (kernels/pipeline/) feeds the same compute body: FFMA on a register tile for
+// f32 (DTYPE 0), mma.sync m16n8k16 fed by ldmatrix for f16 and bf16.
+//
+// Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
+// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), and the pipeline's MECH, STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
+
+#include "common/elem.cuh"
+#include "common/hooks.cuh"
+
+#define TENSOR_CORES (DTYPE != 0)
+#define CE (COPY_BYTES / ESIZE)  // elements per copy unit
+static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp tile");
+static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
+
+// Kernel parameters, passed by value as a __grid_constant__. The host mirrors this layout
+// (workload::gemm::GemmParams); both sides assert its size.
+struct __align__(64) GemmParams {
+    Ctl ctl;
+    const elem_t* a;       // [M x K], row stride lda
+    const elem_t* b;       // [K x N] or [N x K], row stride ldb
+    elem_t* c;             // [M x N], row stride ldc
+    const elem_t* zeros;   // at least COPY_BYTES of zeros: the source of every copy unit past an edge
+    long long lda, ldb, ldc;
+    int m, n, k;
+    int tiles_m, tiles_n;
+    int group_m;           // tile rows per raster group (consecutive blocks share B's columns in L2)
+    u64 reserved[2];
+};
+static_assert(sizeof(GemmParams) == 128, "host and device disagree on GemmParams");
+
+// A shared-memory tile of ROWS rows of COLS elements. Tensor-core tiles XOR each 16-byte chunk with
+// the row so that the 8 rows an ldmatrix phase reads fall in 8 distinct bank groups; f32 K-major
+// tiles pad each row by 16 bytes instead, so 8 rows read at one column hit 8 distinct banks.
+template <int ROWS, int COLS, bool KMAJOR>
+struct SmemTile {
+    static constexpr bool SWIZZLE = TENSOR_CORES;
+    static constexpr int PAD = (!TENSOR_CORES && KMAJOR) ? 16 : 0;
+    static constexpr int ROWB = COLS * ESIZE + PAD;
+    static constexpr int BYTES = ROWS * ROWB;
+    static constexpr int CHUNKS = COLS * ESIZE / 16;
+    static constexpr int SPAN = CHUNKS >= 8 ? 1 : 8 / CHUNKS;  // rows sharing one 128-byte line
+    static constexpr int MASK = CHUNKS >= 8 ? 7 : CHUNKS - 1;
+    __device__ __forceinline__ static int offset(int row, int byte) {
+        if (!SWIZZLE) return row * ROWB + byte;
+        return row * ROWB + ((((byte >> 4) ^ (row / SPAN)) & MASK) | ((byte >> 4) & ~MASK)) * 16 + (byte & 15);
+    }
+};
+
+using TileA = SmemTile<BM, BK, true>;
+#if B_NK
+using TileB = SmemTile<BN, BK, true>;
+#else
+using TileB = SmemTile<BK, BN, false>;
+#endif
+
+struct GemmTiles {
+    static constexpr int A_UPR = BK * ESIZE / COPY_BYTES;  // copy units per A row
+    static constexpr int A_UNITS = BM * A_UPR;
+#if B_NK
+    static constexpr int B_ROWS = BN, B_COLS = BK;
+#else
+    static constexpr int B_ROWS = BK, B_COLS = BN;
+#endif
+    static constexpr int B_UPR = B_COLS * ESIZE / COPY_BYTES;
+    static constexpr int MAX_UNITS = A_UNITS + B_ROWS * B_UPR;
+    static constexpr int SLOT_BYTES = (TileA::BYTES + TileB::BYTES + 127) / 128 * 128;
+
+    const GemmParams& p;
+    int m0, n0, ksteps;
+
+    __device__ __forceinline__ GemmTiles(const GemmParams& params) : p(params) {
+        const int per_group = p.group_m * p.tiles_n, bid = blockIdx.x;
+        const int first = bid / per_group * p.group_m;
+        const int rows = min(p.tiles_m - first, p.group_m);
+        m0 = (first + bid % per_group % rows) * BM;
+        n0 = bid % per_group / rows * BN;
+        ksteps = (p.k + BK - 1) / BK;
+    }
+
+    __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
+    __device__ __forceinline__ int steps() const { return ksteps; }
+    __device__ __forceinline__ bool has(int k) const { return k < ksteps; }
+
+    // The copies of one K slice. A unit lies wholly inside the matrix or wholly outside (the host
+    // checks that K, N and every row stride are multiples of CE); outside, it copies zeros, so the
+    // tail slices add nothing and every mechanism sees the same bytes.
+    struct Step {
+        const elem_t *a, *b, *zeros;
+        long long lda, ldb;
+        int mrows, nrows, kcols;  // what is left of M, N and K from this slice's corner
+        __device__ __forceinline__ int units() const { return MAX_UNITS; }
+        __device__ __forceinline__ const char* unit_src(int u) const {
+            const elem_t* src;
+            if (u < A_UNITS) {
+                const int r = u / A_UPR, c = u % A_UPR * CE;
+                src = r < mrows && c < kcols ? a + r * lda + c : zeros;
+            } else {
+                const int v = u - A_UNITS, r = v / B_UPR, c = v % B_UPR * CE;
+#if B_NK
+                src = r < nrows && c < kcols ? b + r * ldb + c : zeros;
+#else
+                src = r < kcols && c < nrows ? b + r * ldb + c : zeros;
+#endif
+            }
+            return reinterpret_cast<const char*>(src);
+        }
+        __device__ __forceinline__ int unit_dst(int u) const {
+            if (u < A_UNITS) return TileA::offset(u / A_UPR, u % A_UPR * COPY_BYTES);
+            const int v = u - A_UNITS;
+            return TileA::BYTES + TileB::offset(v / B_UPR, v % B_UPR * COPY_BYTES);
+        }
+    };
+    __device__ __forceinline__ Step step(int k) const {
+        const int k0 = k * BK;
+#if B_NK
+        const elem_t* b = p.b + (long long)n0 * p.ldb + k0;
+#else
+        const elem_t* b = p.b + (long long)k0 * p.ldb + n0;
+#endif
+        return {p.a + (long long)m0 * p.lda + k0, b, p.zeros, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
+    }
+
+    __device__ __forceinline__ void store(int row, int col, float v) const {
+        if (row < p.m && col < p.n) p.c[(long long)row * p.ldc + col] = from_float(v);
+    }
+    __device__ __forceinline__ static elem_t from_float(float v) {
+#if DTYPE == 0
+        return v;
+#elif DTYPE == 1
+        return __float2half_rn(v);
+#else
+        return __float2bfloat16_rn(v);
+#endif
+    }
+};
+
+#include "pipeline/pipeline.cuh"
+
+#if TENSOR_CORES
+#include "gemm/mma.cuh"
+#else
+#include "gemm/simt.cuh"
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tilepipe_gemm(const __grid_constant__ GemmParams p) {
+    Gemm w(p);
+    run(w);
+}

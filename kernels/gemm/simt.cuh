@@ -1,0 +1,80 @@
+// The f32 compute body: FFMA on registers. A warp computes a 32 x 64 tile as 4 x 8 lanes of 8 x 8
+// outputs; a lane's rows are 4 apart (so the 4 rows a warp reads at once sit in 4 bank groups of the
+// padded A tile) and its columns are 4-wide vectors 32 apart (B [K x N]) or single columns 8 apart
+// (B [N x K], padded like A). K-major operands are read two k at a time (8-byte loads).
+#pragma once
+
+#define TM 8
+#define TN 8
+static_assert(BM == 32 * WARPS_M && BN == 64 * WARPS_N, "f32 warp tiles are 32 x 64");
+static_assert(BK % 2 == 0, "the f32 body reads k in pairs");
+
+struct Gemm : GemmTiles {
+    float acc[TM][TN];
+    int wm, wn, lm, ln;  // the warp's tile corner in the block tile; the lane's row and column
+
+    __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params) {
+        const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
+        wm = warp / WARPS_N * 32;
+        wn = warp % WARPS_N * 64;
+        lm = lane / 8;
+        ln = lane % 8;
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+    }
+
+    // Adds the slot's K slice to the accumulators, k in order, so that every mechanism sums the same
+    // products in the same order. `between` runs before the first read (early-release control).
+    template <class Between>
+    __device__ __forceinline__ void consume(const unsigned char* slot, int k, int, Between between) {
+        between();
+        perturb(p.ctl, k, ROLE_CONSUMER);
+        const unsigned char* sa = slot;
+        const unsigned char* sb = slot + TileA::BYTES;
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 2) {
+            float2 a[TM];
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+                a[i] = *reinterpret_cast<const float2*>(sa + TileA::offset(wm + lm + i * 4, kk * 4));
+#if B_NK
+            float2 b[TN];
+#pragma unroll
+            for (int j = 0; j < TN; ++j)
+                b[j] = *reinterpret_cast<const float2*>(sb + TileB::offset(wn + ln + j * 8, kk * 4));
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i].y, b[j].y, fmaf(a[i].x, b[j].x, acc[i][j]));
+#else
+            float b[2][TN];
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+                for (int j = 0; j < TN / 4; ++j)
+                    *reinterpret_cast<float4*>(&b[h][j * 4]) =
+                        *reinterpret_cast<const float4*>(sb + TileB::offset(kk + h, (wn + ln * 4 + j * 32) * 4));
+#pragma unroll
+            for (int i = 0; i < TM; ++i)
+#pragma unroll
+                for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(a[i].y, b[1][j], fmaf(a[i].x, b[0][j], acc[i][j]));
+#endif
+        }
+    }
+
+    __device__ __forceinline__ void finish(int) const {
+#pragma unroll
+        for (int i = 0; i < TM; ++i)
+#pragma unroll
+            for (int j = 0; j < TN; ++j) {
+#if B_NK
+                const int col = wn + ln + j * 8;
+#else
+                const int col = wn + ln * 4 + j / 4 * 32 + j % 4;
+#endif
+                store(m0 + wm + lm + i * 4, n0 + col, acc[i][j]);
+            }
+    }
+};

@@ -1,0 +1,129 @@
+//! The GPU as every workload's engine uses it: the device, the toolchain and cubin cache, clocks,
+//! progress, and what each validation launch needs first (the L2 scrubbed, every SM's shared
+//! memory poisoned). Workload-specific building and running live above it (`harness`, `gemm`).
+
+use crate::clocks;
+use crate::gpu::{self, DevBuf, DeviceInfo, Gpu, Kernel, cache::Cache};
+use crate::kernels::{self, Built};
+use crate::progress::Progress;
+use crate::toolchain::Toolchain;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+/// How long one launch may take before it is reported as hung.
+pub const HANG_LIMIT: Duration = Duration::from_secs(60);
+/// Bound on every in-kernel mbarrier wait: far above any legitimate wait (microseconds), short
+/// enough that a control ending in a timeout costs little. Under compute-sanitizer waits are
+/// slower by orders of magnitude, so `probe` takes a longer bound.
+pub const WAIT_TIMEOUT_NS: u64 = 100_000_000;
+
+pub struct Engine {
+    pub gpu: Gpu,
+    /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
+    /// (slow enough for a missing wait to show).
+    l2_scrub: Mutex<DevBuf>,
+    /// Fills every SM's shared memory with NaN bytes before each validation launch.
+    smem_poison: Kernel,
+    /// NVML on this GPU, or why clocks cannot be recorded.
+    pub clocks: std::result::Result<clocks::Monitor, String>,
+    pub tc: Toolchain,
+    pub cache: Cache,
+    pub progress: Progress,
+    nvrtc_version: String,
+    cache_hits: AtomicU32,
+    compiled: AtomicU32,
+}
+
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct CacheStats {
+    pub hits: u32,
+    pub compiled: u32,
+}
+
+/// Said wherever results are shown while TILEPIPE_KERNELS replaces the embedded sources.
+pub fn sources_note(dir: &std::path::Path) -> String {
+    format!(
+        "kernel sources from {}={}, not the ones built into tilepipe",
+        kernels::SOURCE_DIR_ENV,
+        dir.display()
+    )
+}
+
+impl Engine {
+    pub fn open(ordinal: usize, cache: Cache, progress: Progress) -> Result<Engine> {
+        let gpu = Gpu::open(ordinal)?;
+        if gpu.info.arch.sm() < 70 {
+            return Err(Error::ArchTooOld {
+                major: gpu.info.arch.major as i32,
+                minor: gpu.info.arch.minor as i32,
+            });
+        }
+        let nvrtc_version = gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
+        let l2_scrub =
+            Mutex::new(gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?);
+        let tc = Toolchain::discover();
+        let poison = kernels::build_poison(gpu.info.arch, &tc, &nvrtc_version, &cache)?;
+        poison.cache_warnings.iter().for_each(|w| progress.note(w));
+        let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
+        gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
+        if let Some(dir) = kernels::source_dir() {
+            progress.note(&sources_note(&dir));
+        }
+        let clocks = clocks::Monitor::open(gpu.info.pci);
+        Ok(Engine {
+            gpu,
+            l2_scrub,
+            smem_poison,
+            clocks,
+            tc,
+            cache,
+            progress,
+            nvrtc_version,
+            cache_hits: AtomicU32::new(poison.cache_hit as u32),
+            compiled: AtomicU32::new(!poison.cache_hit as u32),
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.gpu.info
+    }
+
+    pub fn nvrtc_version(&self) -> &str {
+        &self.nvrtc_version
+    }
+
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.cache_hits.load(Ordering::Relaxed),
+            compiled: self.compiled.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Counts a build as a cache hit or a compile and passes on what the cache said about it.
+    pub fn count_build(&self, b: &Built) {
+        b.cache_warnings.iter().for_each(|w| self.progress.note(w));
+        let counter = if b.cache_hit {
+            &self.cache_hits
+        } else {
+            &self.compiled
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Before a validation launch: the L2 overwritten (inputs come from device memory) and every
+    /// SM's shared memory filled with NaN bytes (a slot read before its copy landed shows).
+    pub fn scrub_and_poison(&self, seed: u32) -> Result<()> {
+        self.gpu.fill(
+            &mut self.l2_scrub.lock().expect("scrub lock"),
+            (seed & 0xff) as u8,
+        )?;
+        self.gpu.poison_shared_memory(
+            &self.smem_poison,
+            2 * self.info().sm_count,
+            self.info().smem_per_block_optin,
+        )
+    }
+}
