@@ -102,6 +102,13 @@ impl Engine {
         }
     }
 
+    /// False once the context has taken a sticky fault (an illegal address, say): every later
+    /// call would fail too.
+    pub fn healthy(&self) -> bool {
+        self.gpu.alloc(16, "a health probe").is_ok()
+            && self.gpu.finish("a health probe", HANG_LIMIT).is_ok()
+    }
+
     /// Counts a build as a cache hit or a compile and passes on what the cache said about it.
     pub fn count_build(&self, b: &Built) {
         b.cache_warnings.iter().for_each(|w| self.progress.note(w));

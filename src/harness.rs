@@ -40,18 +40,6 @@ pub struct Prepared {
 }
 
 impl Harness {
-    pub fn open(
-        ordinal: usize,
-        workload: &'static dyn Workload,
-        cache: Cache,
-        progress: Progress,
-    ) -> Result<Harness> {
-        Ok(Harness {
-            engine: Engine::open(ordinal, cache, progress)?,
-            workload,
-        })
-    }
-
     /// Why `v` cannot run on this GPU at all, if it cannot.
     pub fn unsupported_here(&self, v: &Variant, cfg: &BuildConfig) -> Option<String> {
         v.unsupported_on(self.info().arch.sm(), self.info().smem_per_block_optin, cfg)
@@ -61,13 +49,6 @@ impl Harness {
     pub fn unsupported(&self, v: &Variant, view: &View, cfg: &BuildConfig) -> Option<String> {
         self.unsupported_here(v, cfg)
             .or_else(|| self.workload.can_implement(v, view, cfg).err())
-    }
-
-    /// False once the context has taken a sticky fault (an illegal address, say): every later
-    /// call would fail too.
-    pub fn healthy(&self) -> bool {
-        self.gpu.alloc(16, "a health probe").is_ok()
-            && self.gpu.finish("a health probe", HANG_LIMIT).is_ok()
     }
 
     /// Builds every job in parallel (NVRTC is thread-safe), through the cache.
@@ -291,27 +272,33 @@ impl DeviceData {
 
     /// Fails with the block, stage and phase of the first in-kernel wait that timed out.
     pub fn check_status(&self, gpu: &Gpu, variant: &str) -> Result<()> {
-        let raw = gpu.download(&self.status)?;
-        let w: Vec<u32> = raw
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        if w[0] != 0 {
-            return Err(Error::WaitTimeout {
-                variant: variant.to_string(),
-                block: w[1],
-                stage: w[2],
-                parity: w[3],
-                role: if w[4] == 1 {
-                    "producer".into()
-                } else {
-                    "consumer".into()
-                },
-                tile: w[5],
-            });
-        }
-        Ok(())
+        check_status(gpu, &self.status, variant)
     }
+}
+
+/// Fails with the block, stage and phase of the first in-kernel wait that timed out, as the
+/// kernel wrote them to its status word (`report_timeout` in kernels/common/hooks.cuh).
+pub fn check_status(gpu: &Gpu, status: &DevBuf, variant: &str) -> Result<()> {
+    let raw = gpu.download(status)?;
+    let w: Vec<u32> = raw
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    if w[0] != 0 {
+        return Err(Error::WaitTimeout {
+            variant: variant.to_string(),
+            block: w[1],
+            stage: w[2],
+            parity: w[3],
+            role: if w[4] == 1 {
+                "producer".into()
+            } else {
+                "consumer".into()
+            },
+            tile: w[5],
+        });
+    }
+    Ok(())
 }
 
 /// Parameters for `p` on `view` laid over the buffers (x, y) with (aux, status).

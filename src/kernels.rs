@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
 /// one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 9] = [
+pub const HEADERS: [(&str, &str); 11] = [
     ("common/ptx.cuh", include_str!("../kernels/common/ptx.cuh")),
     (
         "common/hooks.cuh",
@@ -46,6 +46,8 @@ pub const HEADERS: [(&str, &str); 9] = [
         "pipeline/ring.cuh",
         include_str!("../kernels/pipeline/ring.cuh"),
     ),
+    ("gemm/simt.cuh", include_str!("../kernels/gemm/simt.cuh")),
+    ("gemm/mma.cuh", include_str!("../kernels/gemm/mma.cuh")),
 ];
 
 /// TILEPIPE_KERNELS=DIR: a folder laid out as kernels/ whose files replace the embedded sources,
@@ -77,6 +79,16 @@ fn sources(k: KernelSource, dir: Option<&Path>) -> Result<(String, Vec<(&'static
     Ok((text, headers))
 }
 
+fn base_options(arch: Arch, tc: &Toolchain) -> Vec<String> {
+    let mut o = vec![
+        format!("--gpu-architecture={arch}"),
+        "-std=c++17".to_string(),
+        "--generate-line-info".to_string(),
+    ];
+    o.extend(tc.include_options());
+    o
+}
+
 /// Options for one build: a real architecture (a cubin, never PTX only), C++17, line info for
 /// annotated SASS, the toolkit's include folders, then the variant's and the workload's -D
 /// selections.
@@ -87,12 +99,7 @@ pub fn options(
     arch: Arch,
     tc: &Toolchain,
 ) -> Vec<String> {
-    let mut o = vec![
-        format!("--gpu-architecture={arch}"),
-        "-std=c++17".to_string(),
-        "--generate-line-info".to_string(),
-    ];
-    o.extend(tc.include_options());
+    let mut o = base_options(arch, tc);
     o.extend(variant.defines(cfg));
     o.extend(w.defines(cfg));
     o
@@ -127,6 +134,22 @@ pub fn build(
     let k = w.kernel();
     let label = format!("{} [{}]", k.entry, variant.name);
     compile_cached(k, &label, options, arch, nvrtc_version, cache)
+}
+
+/// Compiles `k` with these -D options (after the architecture, language and include options
+/// every build takes) through the cache, for a workload whose variants are not row variants.
+pub fn build_with(
+    k: KernelSource,
+    label: &str,
+    defines: Vec<String>,
+    arch: Arch,
+    tc: &Toolchain,
+    nvrtc_version: &str,
+    cache: &cache::Cache,
+) -> Result<Built> {
+    let mut options = base_options(arch, tc);
+    options.extend(defines);
+    compile_cached(k, label, options, arch, nvrtc_version, cache)
 }
 
 /// NVRTC's log with a line that names the fix where the cause is the setup, not the source: no

@@ -15,6 +15,7 @@ pub mod dtype;
 pub mod engine;
 pub mod error;
 pub mod fsio;
+pub mod gemm;
 pub mod gpu;
 pub mod harness;
 pub mod inspect;

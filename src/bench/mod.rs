@@ -6,7 +6,7 @@ pub use stats::{Ceiling, Repeat, Summary, Timing};
 
 use crate::clocks::{ClockSample, ClockTrace};
 use crate::gpu::DevBuf;
-use crate::harness::{HANG_LIMIT, Harness, Prepared};
+use crate::harness::{Engine, HANG_LIMIT, Harness, Prepared};
 use crate::workload::rows::RowParams;
 use crate::{Error, Result};
 use rand::rngs::SmallRng;
@@ -52,30 +52,45 @@ pub fn time_kernel(
     opts: &TimingOptions,
 ) -> Result<Timing> {
     assert!(!sets.is_empty());
+    time_with(h, &p.variant.name, sets.len(), opts, |i| {
+        h.launch(p, grid, &sets[i % sets.len()])
+    })
+}
+
+/// Times `launch(i)` (the i-th launch of anything: a kernel, a library call) with CUDA events
+/// around each launch, in batches, after `opts.warmup` untimed ones; host submission time beside
+/// it, clocks read between batches. `sets`: how many buffer sets the launches rotate through.
+pub fn time_with(
+    e: &Engine,
+    what: &str,
+    sets: usize,
+    opts: &TimingOptions,
+    mut launch: impl FnMut(usize) -> Result<()>,
+) -> Result<Timing> {
     for i in 0..opts.warmup {
-        h.launch(p, grid, &sets[i % sets.len()])?;
+        launch(i)?;
     }
-    h.gpu.finish(&p.variant.name, HANG_LIMIT)?;
+    e.gpu.finish(what, HANG_LIMIT)?;
     // read between batches, while the device is idle, so the readings never sit inside a sample
-    let read = || h.clocks.as_ref().ok().and_then(|m| m.sample());
+    let read = || e.clocks.as_ref().ok().and_then(|m| m.sample());
     let mut clock_samples: Vec<ClockSample> = read().into_iter().collect();
     let events: Vec<_> = (0..=BATCH)
-        .map(|_| h.gpu.event(true))
+        .map(|_| e.gpu.event(true))
         .collect::<Result<_>>()?;
     let (mut device_ms, mut host_submit_us) = (Vec::new(), Vec::new());
     let start = Instant::now();
     let mut n = 0;
     while n < opts.max_repeats {
-        h.gpu.record(&events[0])?;
+        e.gpu.record(&events[0])?;
         for b in 0..BATCH {
             let t = Instant::now();
-            h.launch(p, grid, &sets[(n + b) % sets.len()])?;
+            launch(n + b)?;
             host_submit_us.push(t.elapsed().as_secs_f64() * 1e6);
-            h.gpu.record(&events[b + 1])?;
+            e.gpu.record(&events[b + 1])?;
         }
-        h.gpu.finish(&p.variant.name, HANG_LIMIT)?;
+        e.gpu.finish(what, HANG_LIMIT)?;
         for b in 0..BATCH {
-            device_ms.push(h.gpu.elapsed_ms(&events[b], &events[b + 1])? as f64);
+            device_ms.push(e.gpu.elapsed_ms(&events[b], &events[b + 1])? as f64);
         }
         clock_samples.extend(read());
         n += BATCH;
@@ -93,8 +108,8 @@ pub fn time_kernel(
         device_ms,
         host_submit_us,
         warmup: opts.warmup,
-        buffer_sets: sets.len(),
-        clocks: h.clocks.is_ok().then(|| ClockTrace::new(clock_samples)),
+        buffer_sets: sets,
+        clocks: e.clocks.is_ok().then(|| ClockTrace::new(clock_samples)),
     })
 }
 

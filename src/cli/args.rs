@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
-use tilepipe::harness::Harness;
+use tilepipe::harness::{Engine, Harness};
 use tilepipe::meminfo;
 use tilepipe::progress::Progress;
 use tilepipe::variant::{BuildConfig, Variant};
+use tilepipe::workload::gemm::Layout;
 use tilepipe::workload::{self, View, Workload};
 
 #[derive(Args, Clone)]
@@ -82,17 +83,58 @@ pub fn bounded<const LO: u64, const HI: u64>() -> clap::builder::RangedU64ValueP
     clap::builder::RangedU64ValueParser::new().range(LO..=HI)
 }
 
+/// What `--workload` names: a row workload (rmsnorm, copy) or the GEMM, whose engine is its own.
+#[derive(Clone, Copy)]
+pub enum WorkloadArg {
+    Rows(&'static dyn Workload),
+    Gemm,
+}
+
+impl WorkloadArg {
+    /// The row workload, or an error saying that `command` does not take the GEMM.
+    pub fn rows(self, command: &str) -> tilepipe::Result<&'static dyn Workload> {
+        match self {
+            WorkloadArg::Rows(w) => Ok(w),
+            WorkloadArg::Gemm => Err(tilepipe::Error::InvalidArgument(format!(
+                "`{command}` takes the row workloads (rmsnorm, copy); gemm runs through `run` and `check`"
+            ))),
+        }
+    }
+}
+
 /// A workload by name, for clap: the error lists the names allowed.
-pub fn workload_arg(name: &str) -> Result<&'static dyn Workload, String> {
-    workload::by_name(name).map_err(|e| e.to_string())
+pub fn workload_arg(name: &str) -> Result<WorkloadArg, String> {
+    if name == "gemm" {
+        return Ok(WorkloadArg::Gemm);
+    }
+    workload::by_name(name)
+        .map(WorkloadArg::Rows)
+        .map_err(|_| format!("no workload '{name}' (allowed: rmsnorm, copy, gemm)"))
+}
+
+/// The GEMM's problem: C[M x N] = A[M x K] * B.
+#[derive(Args, Clone)]
+pub struct GemmArgs {
+    /// GEMM (--workload gemm): rows of A and C.
+    #[arg(long, default_value_t = 4096)]
+    pub m: usize,
+    /// GEMM: columns of C.
+    #[arg(long, default_value_t = 4096)]
+    pub n: usize,
+    /// GEMM: the reduction dimension.
+    #[arg(long, default_value_t = 4096)]
+    pub k: usize,
+    /// GEMM: B as [K x N] row-major (kn, the CUDA samples') or [N x K] (nk, weights: C = A B^T).
+    #[arg(long, value_enum, default_value_t = Layout::Kn)]
+    pub layout: Layout,
 }
 
 #[derive(Args, Clone)]
 pub struct GpuArgs {
-    /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU) or copy (the identity,
-    /// movement alone).
+    /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU), copy (the identity,
+    /// movement alone) or gemm (C = A B, `run` and `check` only).
     #[arg(long, default_value = "rmsnorm", value_parser = workload_arg)]
-    pub workload: &'static dyn Workload,
+    pub workload: WorkloadArg,
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -119,12 +161,15 @@ impl GpuArgs {
     /// Opens the GPU for a command printing `format`: test lines go to stdout only beside the
     /// terminal's table, so that another format's document is alone there.
     pub fn open_for(&self, format: Format) -> tilepipe::Result<Harness> {
+        Ok(Harness {
+            workload: self.workload.rows("this command")?,
+            engine: self.engine(format)?,
+        })
+    }
+
+    /// The GPU without a row workload (the GEMM's engine).
+    pub fn engine(&self, format: Format) -> tilepipe::Result<Engine> {
         let sink = super::progress::Terminal::new(self.quiet, format == Format::Table);
-        Harness::open(
-            self.device,
-            self.workload,
-            self.cache(),
-            Progress::new(Arc::new(sink)),
-        )
+        Engine::open(self.device, self.cache(), Progress::new(Arc::new(sink)))
     }
 }

@@ -73,7 +73,7 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
             BuildConfig::checked(dt, h, None)?;
         }
     }
-    let all = with_controls(a.gpu.workload);
+    let all = with_controls(a.gpu.workload.rows("check")?);
     if let Some(list) = &a.variants {
         Variant::select(all.clone(), Some(list))?;
     }

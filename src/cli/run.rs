@@ -52,10 +52,10 @@ pub struct RunArgs {
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
     if let Some(list) = &a.variants {
-        Variant::select(a.gpu.workload.catalogue(), Some(list))?;
+        Variant::select(a.gpu.workload.rows("run")?.catalogue(), Some(list))?;
     }
     let traced = match &a.timeline {
-        Some(list) => Some(Variant::select(a.gpu.workload.catalogue(), Some(list))?),
+        Some(list) => Some(Variant::select(a.gpu.workload.rows("run")?.catalogue(), Some(list))?),
         None => None,
     };
     if let Some(dir) = &a.out {

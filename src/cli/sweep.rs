@@ -77,7 +77,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     fsio::writable_dir(&a.out)?;
     if let Some(shard) = a.shard {
         let spec = ShardSpec {
-            workload: a.gpu.workload.name().into(),
+            workload: a.gpu.workload.rows("sweep")?.name().into(),
             spec: o.spec.clone(),
             hidden: o.hidden,
             seed: o.seed,

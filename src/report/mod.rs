@@ -31,6 +31,7 @@
 pub mod chart;
 pub mod compare;
 pub mod formats;
+pub mod gemm;
 pub mod html;
 pub mod table;
 

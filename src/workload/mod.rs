@@ -6,6 +6,7 @@
 //! view [tokens x hidden] (inputs, validation rules per mechanism, tensor map, kernel parameters).
 
 pub mod copy;
+pub mod gemm;
 pub mod rmsnorm;
 pub mod rows;
 pub mod view;

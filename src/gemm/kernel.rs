@@ -1,0 +1,205 @@
+//! One GEMM variant built for one problem (through the cache), examined (movement and math in the
+//! SASS), loaded with its resources and occupancy; the problem's buffers; the checked launch.
+
+use crate::Result;
+use crate::dtype::DType;
+use crate::gpu::{DevBuf, Gpu, Kernel};
+use crate::harness::{Engine, HANG_LIMIT, WAIT_TIMEOUT_NS, check_status};
+use crate::kernels::{self, Built};
+use crate::mechanism::Ctl;
+use crate::resources::{Resources, SmLimits, occupancy};
+use crate::sass::{self, Attestation, SassEvidence};
+use crate::workload::gemm::catalogue::{GemmVariant, compute_opcodes};
+use crate::workload::gemm::data::{GemmParams, Inputs};
+use crate::workload::gemm::{KERNEL, Problem};
+use rayon::prelude::*;
+
+/// What one build is for: a variant on a problem's precision and layout, clean or stressed.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub variant: GemmVariant,
+    pub problem: Problem,
+    /// STRESS bits (random sleeps in producer and consumer); 0: the clean build that is timed.
+    pub stress: u32,
+}
+
+pub struct GemmKernel {
+    pub job: Job,
+    pub built: Built,
+    kernel: Kernel,
+    pub resources: Resources,
+    pub sass: SassEvidence,
+    pub math: Attestation,
+}
+
+/// Builds every job in parallel through the cache.
+pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
+    e.progress.stage("build", jobs.len() as u64);
+    let out = jobs
+        .par_iter()
+        .map(|j| {
+            let b = kernels::build_with(
+                KERNEL,
+                &format!("{} [{}]", KERNEL.entry, j.variant.name),
+                j.variant.defines(&j.problem, j.stress),
+                e.info().arch,
+                &e.tc,
+                e.nvrtc_version(),
+                &e.cache,
+            );
+            if let Ok(b) = &b {
+                e.count_build(b);
+            }
+            e.progress.step(&format!("{} {}", j.variant.name, j.problem.dtype));
+            b
+        })
+        .collect();
+    e.progress.done();
+    out
+}
+
+/// The math a build's census shows against what its precision claims.
+fn math_attestation(ev: &SassEvidence, dtype: DType) -> Attestation {
+    let want = compute_opcodes(dtype);
+    let Some(c) = &ev.census else {
+        return Attestation::Unverified {
+            reason: "no disassembler: the math was not checked".into(),
+        };
+    };
+    let seen = |op: &str| c.count(op);
+    let emitted = ["HMMA", "LDSM", "FFMA"]
+        .iter()
+        .map(|op| format!("{op} x{}", seen(op)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if want.iter().all(|op| seen(op) > 0) && (dtype != DType::F32 || seen("HMMA") == 0) {
+        Attestation::Attested { evidence: emitted }
+    } else {
+        Attestation::Mismatch {
+            claimed: want.join(" + "),
+            emitted,
+        }
+    }
+}
+
+/// Examines, loads and sizes one build. Stressed builds take their clean build's evidence.
+pub fn prepare(e: &Engine, job: Job, built: Built) -> Result<GemmKernel> {
+    let (sass, math) = if job.stress == 0 {
+        let ev = sass::examine(&built.cubin, &e.tc, KERNEL.entry, job.variant.claim())?;
+        let m = math_attestation(&ev, job.problem.dtype);
+        (ev, m)
+    } else {
+        let why = Attestation::Unverified {
+            reason: "instrumented build: see the clean build's evidence".into(),
+        };
+        let ev = SassEvidence {
+            tool: None,
+            census: None,
+            attestation: why.clone(),
+            excerpt: None,
+            listing: String::new(),
+        };
+        (ev, why)
+    };
+    let kernel = e.gpu.load(&built.cubin, KERNEL.entry)?;
+    let threads = job.variant.tile.threads();
+    let dynamic_smem = job.variant.dynamic_smem(&job.problem);
+    let driver_blocks_per_sm = e.gpu.prepare(&kernel, threads, dynamic_smem)?;
+    let f = kernel.resources;
+    let resources = Resources {
+        threads,
+        function: f,
+        dynamic_smem,
+        slot_footprint: dynamic_smem,
+        occupancy: occupancy(
+            &SmLimits::of(e.info()),
+            threads,
+            f.registers,
+            f.static_smem,
+            dynamic_smem,
+        ),
+        driver_blocks_per_sm,
+    };
+    Ok(GemmKernel {
+        job,
+        built,
+        kernel,
+        resources,
+        sass,
+        math,
+    })
+}
+
+/// A problem's matrices on the device, a zero source for the copies past an edge, and the status
+/// word of the in-kernel waits.
+pub struct Buffers {
+    pub problem: Problem,
+    pub a: DevBuf,
+    pub b: DevBuf,
+    pub c: DevBuf,
+    zeros: DevBuf,
+    status: DevBuf,
+}
+
+impl Buffers {
+    pub fn upload(gpu: &Gpu, x: &Inputs) -> Result<Buffers> {
+        let p = x.problem;
+        let mut zeros = gpu.alloc(256, "the zero source")?;
+        gpu.fill(&mut zeros, 0)?;
+        let mut status = gpu.alloc(32, "the status word")?;
+        gpu.fill(&mut status, 0)?;
+        Ok(Buffers {
+            problem: p,
+            a: gpu.upload(&x.a, "A")?,
+            b: gpu.upload(&x.b, "B")?,
+            c: gpu.alloc(p.m * p.n * p.dtype.size(), "C")?,
+            zeros,
+            status,
+        })
+    }
+
+    pub fn params(&self, gpu: &Gpu, k: &GemmKernel, seed: u32) -> GemmParams {
+        let ctl = Ctl {
+            status: gpu.ptr(&self.status),
+            timeout_ns: WAIT_TIMEOUT_NS,
+            seed,
+            ..Ctl::default()
+        };
+        let ptrs = (
+            gpu.ptr(&self.a),
+            gpu.ptr(&self.b),
+            gpu.ptr(&self.c),
+            gpu.ptr(&self.zeros),
+        );
+        GemmParams::new(&self.problem, &k.job.variant.tile, ptrs, ctl)
+    }
+}
+
+impl GemmKernel {
+    pub fn name(&self) -> &str {
+        &self.job.variant.name
+    }
+
+    pub fn launch(&self, gpu: &Gpu, params: &GemmParams) -> Result<()> {
+        gpu.launch(
+            &self.kernel,
+            params.grid(),
+            self.resources.threads,
+            self.resources.dynamic_smem,
+            params,
+        )
+    }
+
+    /// One validation launch: C poisoned (NaN), the L2 scrubbed and shared memory poisoned first;
+    /// waits (bounded), surfaces in-kernel timeouts and faults, returns C.
+    pub fn run_checked(&self, e: &Engine, d: &mut Buffers, seed: u32) -> Result<Vec<u8>> {
+        e.gpu.fill(&mut d.c, DType::POISON_BYTE)?;
+        e.gpu.fill(&mut d.status, 0)?;
+        e.scrub_and_poison(seed)?;
+        let params = d.params(&e.gpu, self, seed);
+        self.launch(&e.gpu, &params)?;
+        e.gpu.finish(self.name(), HANG_LIMIT)?;
+        check_status(&e.gpu, &d.status, self.name())?;
+        e.gpu.download(&d.c)
+    }
+}

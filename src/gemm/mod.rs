@@ -1,0 +1,312 @@
+//! The GEMM engine: every variant built for the problem, validated before any timing (against the
+//! f64 host reference, cuBLAS and the same-tile `sync`, on tail problems and under random sleeps
+//! too), its evidence recorded, then timed beside cuBLAS on the same GPU, problem and stream.
+
+mod cublas;
+pub mod kernel;
+pub mod suite;
+
+use crate::bench::{TimingOptions, time_with};
+use crate::harness::Engine;
+use crate::report::Status;
+use crate::report::gemm::{CaseVerdicts, GemmResult, GemmRun, tflops};
+use crate::variant::STRESS_BOTH;
+use crate::workload::gemm::catalogue::GemmVariant;
+use crate::workload::gemm::data::Inputs;
+use crate::workload::gemm::reference::{self, Verdict};
+use crate::workload::gemm::Problem;
+use crate::{Error, Result};
+use kernel::{Buffers, GemmKernel, Job};
+
+#[derive(Debug, Clone)]
+pub struct GemmOptions {
+    pub problem: Problem,
+    pub seed: u64,
+    /// Names or prefixes, comma-separated; `sync` is always added as the baseline.
+    pub variants: Option<String>,
+    pub timing: TimingOptions,
+    pub command: Vec<String>,
+}
+
+/// Stress validations per variant before it is timed.
+const STRESS_RUNS: u32 = 3;
+
+/// The catalogue's variants `filter` names, `sync` first.
+pub fn selected(dtype: crate::dtype::DType, filter: Option<&str>) -> Result<Vec<GemmVariant>> {
+    let all = GemmVariant::catalogue(dtype);
+    let Some(filter) = filter else { return Ok(all) };
+    let mut out = vec![all[0].clone()];
+    for want in filter.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let hits: Vec<&GemmVariant> = all.iter().filter(|v| v.name.starts_with(want)).collect();
+        if hits.is_empty() {
+            let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+            return Err(Error::InvalidArgument(format!(
+                "no gemm variant matches '{want}' (allowed: a name or prefix of {})",
+                names.join(", ")
+            )));
+        }
+        out.extend(hits.into_iter().filter(|v| !v.is_baseline()).cloned());
+    }
+    out.dedup_by(|a, b| a.name == b.name);
+    Ok(out)
+}
+
+/// Problems every variant of a run is validated on before the user's: tails in M, N and K (every
+/// dimension a multiple of 8 elements, so the run's builds take them), and K below one slice.
+pub fn tail_problems(p: &Problem) -> Result<Vec<Problem>> {
+    [(257, 392, 1000), (96, 136, 8)]
+        .into_iter()
+        .map(|(m, n, k)| Problem::new(m, n, k, p.layout, p.dtype))
+        .collect()
+}
+
+impl GemmResult {
+    fn new(v: &GemmVariant, p: &Problem) -> GemmResult {
+        GemmResult {
+            name: v.name.clone(),
+            mechanism: v.pipe.mechanism,
+            stages: v.pipe.stages,
+            copy_bytes: v.pipe.copy_bytes,
+            tile: v.tile,
+            control: v.pipe.control,
+            status: Status::Passed,
+            detail: None,
+            options: Vec::new(),
+            resources: None,
+            sass: None,
+            math: None,
+            completion: v.completion(p),
+            validation: Vec::new(),
+            timing: None,
+            tflops: None,
+            pct_of_cublas: None,
+            speedup_vs_sync: None,
+        }
+    }
+}
+
+/// Why `v` cannot run on this GPU for `p`, if it cannot.
+pub fn unsupported(e: &Engine, v: &GemmVariant, p: &Problem) -> Option<String> {
+    let sm = e.info().arch.sm();
+    let m = v.pipe.mechanism;
+    if sm < m.min_sm() {
+        return Some(format!("{} needs sm_{} or newer (this GPU is sm_{sm})", m.name(), m.min_sm()));
+    }
+    let smem = v.dynamic_smem(p);
+    if smem > e.info().smem_per_block_optin {
+        return Some(format!(
+            "{} stages x {} B slots = {smem} B of shared memory exceeds the {} B a block may use",
+            v.pipe.stages,
+            v.tile.slot_bytes(p.dtype, p.layout),
+            e.info().smem_per_block_optin
+        ));
+    }
+    v.can_implement(p).err()
+}
+
+/// Builds and loads `jobs`, recording why any failed in `results[index]`.
+fn prepare(e: &Engine, jobs: Vec<(usize, Job)>, results: &mut [GemmResult]) -> Vec<(usize, GemmKernel)> {
+    let builds = kernel::build_all(e, &jobs.iter().map(|(_, j)| j.clone()).collect::<Vec<_>>());
+    let mut ready = Vec::new();
+    for ((i, job), built) in jobs.into_iter().zip(builds) {
+        let clean = job.stress == 0;
+        match built.and_then(|b| kernel::prepare(e, job, b)) {
+            Ok(k) => {
+                if clean {
+                    results[i].options = k.built.options.clone();
+                    results[i].resources = Some(k.resources.clone());
+                    results[i].sass = Some(k.sass.clone());
+                    results[i].math = Some(k.math.clone());
+                    if !k.sass.attestation.is_attested() && k.sass.census.is_some() {
+                        results[i].fail(Status::Failed, format!("SASS: {}", k.sass.attestation.label()));
+                    } else if let crate::sass::Attestation::Mismatch { claimed, emitted } = &k.math {
+                        results[i].fail(Status::Failed, format!("math: claimed {claimed}, emitted {emitted}"));
+                    }
+                }
+                ready.push((i, k));
+            }
+            Err(err) => results[i].fail(Status::Error, err.to_string()),
+        }
+    }
+    ready
+}
+
+/// Runs `k` on `d` and judges C against the reference on `elements`, cuBLAS's C and the baseline's.
+fn judge(
+    e: &Engine,
+    k: &GemmKernel,
+    d: &mut Buffers,
+    x: &Inputs,
+    elements: &[(usize, usize)],
+    others: (Option<&[u8]>, Option<&[u8]>),
+    seed: u32,
+) -> Result<(Vec<u8>, Vec<Verdict>)> {
+    let out = k.run_checked(e, d, seed)?;
+    let mut v = vec![reference::against_reference(&out, x, elements)];
+    if let Some(c) = others.0 {
+        v.push(reference::against_cublas(&out, c, &x.problem));
+    }
+    if let Some(b) = others.1 {
+        v.push(reference::against_baseline(&out, b, &x.problem));
+    }
+    Ok((out, v))
+}
+
+pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
+    let p = o.problem;
+    let variants = selected(p.dtype, o.variants.as_deref())?;
+    let mut problems = tail_problems(&p)?;
+    problems.push(p);
+    let mut results: Vec<GemmResult> = variants.iter().map(|v| GemmResult::new(v, &p)).collect();
+    let mut jobs = Vec::new();
+    for (i, v) in variants.iter().enumerate() {
+        let v = v.fit(&p);
+        results[i].copy_bytes = v.pipe.copy_bytes;
+        match problems.iter().find_map(|q| unsupported(e, &v, q)) {
+            Some(why) => results[i].fail(Status::Skipped, why),
+            None => {
+                for stress in [0, STRESS_BOTH] {
+                    jobs.push((i, Job { variant: v.clone(), problem: p, stress }));
+                }
+            }
+        }
+    }
+    if results[0].status == Status::Skipped {
+        return Err(Error::Unsupported {
+            variant: "sync (the baseline)".into(),
+            reason: results[0].detail.clone().unwrap_or_default(),
+        });
+    }
+    let ready = prepare(e, jobs, &mut results);
+    let (clean, stressed): (Vec<_>, Vec<_>) = ready.into_iter().partition(|(_, k)| k.job.stress == 0);
+    let blas = cublas::Library::open(e);
+    let mut out = GemmRun {
+        tilepipe_version: env!("CARGO_PKG_VERSION").into(),
+        created_unix_s: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        command: o.command.clone(),
+        device: e.info().clone(),
+        toolchain: e.tc.clone(),
+        problem: p,
+        seed: o.seed,
+        cublas: blas.peer(),
+        variants: Vec::new(),
+        notes: Vec::new(),
+    };
+    let mut last = None;
+    e.progress.stage("validate", (problems.len() * clean.len()) as u64);
+    for (ci, q) in problems.iter().enumerate() {
+        let seed = o.seed ^ (ci as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let x = Inputs::new(*q, seed);
+        let mut d = Buffers::upload(&e.gpu, &x)?;
+        let cublas_c = blas.reference_c(e, &mut d)?;
+        let elements = reference::checked_elements(q, seed);
+        let mut baseline: Option<(GemmVariant, Vec<u8>)> = None;
+        for (i, k) in &clean {
+            e.progress.step(k.name());
+            if results[*i].status != Status::Passed {
+                continue;
+            }
+            let same_tile = baseline
+                .as_ref()
+                .filter(|(b, _)| b.tile == k.job.variant.tile)
+                .map(|(_, c)| c.as_slice());
+            match judge(e, k, &mut d, &x, &elements, (cublas_c.as_deref(), same_tile), seed as u32) {
+                Ok((c, verdicts)) => {
+                    let bad: Vec<String> = verdicts.iter().filter(|v| !v.passed()).map(Verdict::summary).collect();
+                    if !bad.is_empty() {
+                        results[*i].fail(Status::Failed, format!("{}: {}", q.label(), bad.join("; ")));
+                    }
+                    results[*i].validation.push(CaseVerdicts { case: q.label(), verdicts });
+                    if k.job.variant.is_baseline() && bad.is_empty() {
+                        baseline = Some((k.job.variant.clone(), c));
+                    }
+                }
+                Err(err) => {
+                    results[*i].fail(Status::Failed, format!("{}: {err}", q.label()));
+                    if !e.healthy() {
+                        return Err(err);
+                    }
+                }
+            }
+        }
+        last = Some((x, d));
+    }
+    e.progress.done();
+    under_stress(e, &stressed, &mut results, &problems[0], o.seed)?;
+    let (_, mut d) = last.expect("the user's problem was validated last");
+    measure(e, o, &clean, &blas, &mut d, &mut results, &mut out)?;
+    out.variants = results;
+    Ok(out)
+}
+
+/// Every variant again on the first tail problem, built with random sleeps in producer and
+/// consumer, `STRESS_RUNS` times with fresh inputs: a race that a quiet run hides fails here.
+fn under_stress(
+    e: &Engine,
+    stressed: &[(usize, GemmKernel)],
+    results: &mut [GemmResult],
+    q: &Problem,
+    seed: u64,
+) -> Result<()> {
+    e.progress.stage("stress", stressed.len() as u64);
+    for r in 0..STRESS_RUNS {
+        let x = Inputs::new(*q, seed ^ 0x57E5 ^ u64::from(r));
+        let mut d = Buffers::upload(&e.gpu, &x)?;
+        let elements = reference::checked_elements(q, 0);
+        for (i, k) in stressed {
+            if r == 0 {
+                e.progress.step(k.name());
+            }
+            if results[*i].status != Status::Passed {
+                continue;
+            }
+            match judge(e, k, &mut d, &x, &elements, (None, None), r + 1) {
+                Ok((_, v)) if v[0].passed() => {}
+                Ok((_, v)) => results[*i].fail(Status::Failed, format!("under stress: {}", v[0].summary())),
+                Err(err) => results[*i].fail(Status::Failed, format!("under stress: {err}")),
+            }
+        }
+    }
+    e.progress.done();
+    Ok(())
+}
+
+/// Times every validated variant and cuBLAS on the user's problem, the same way.
+fn measure(
+    e: &Engine,
+    o: &GemmOptions,
+    clean: &[(usize, GemmKernel)],
+    blas: &cublas::Library,
+    d: &mut Buffers,
+    results: &mut [GemmResult],
+    out: &mut GemmRun,
+) -> Result<()> {
+    let p = o.problem;
+    out.cublas = blas.time(e, d, &o.timing)?;
+    let cublas_ms = out.cublas.timing.as_ref().map(|t| t.device.median);
+    let timed: Vec<&(usize, GemmKernel)> = clean.iter().filter(|(i, _)| results[*i].status == Status::Passed).collect();
+    e.progress.stage("time", timed.len() as u64);
+    let mut baseline_ms = None;
+    for (i, k) in timed {
+        crate::interrupt::check()?;
+        e.progress.step(k.name());
+        let params = d.params(&e.gpu, k, 0);
+        let t = time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params))?;
+        let ms = t.device.median;
+        if k.job.variant.is_baseline() {
+            baseline_ms = Some(ms);
+        }
+        let r = &mut results[*i];
+        r.tflops = Some(tflops(p.flops(), ms));
+        r.pct_of_cublas = cublas_ms.map(|c| 100.0 * c / ms);
+        r.speedup_vs_sync = baseline_ms.map(|b| b / ms);
+        r.timing = Some(t);
+    }
+    e.progress.done();
+    out.notes.push(
+        "timed hot: A and B stay in L2 where they fit, for cuBLAS and tilepipe alike; every launch is validated beforehand on poisoned C with the L2 scrubbed".into(),
+    );
+    Ok(())
+}

@@ -1,0 +1,229 @@
+//! `tilepipe check --workload gemm`: every variant on every validation problem of each precision
+//! and layout (tails in M, N and K, K below one slice, fewer slices than stages, one slice, odd K,
+//! a sampled large problem), bit for bit against `sync` on the same tile; stress runs with random
+//! sleeps; every control caught on every run; the SASS attestation of movement and math; the
+//! occupancy cross-check. Ends with the totals, as the row workloads' suite does.
+
+use super::kernel::{self, Buffers, GemmKernel, Job};
+use super::{judge, unsupported};
+use crate::Result;
+use crate::check::suite::SuiteReport;
+use crate::dtype::DType;
+use crate::harness::Engine;
+use crate::sass::Attestation;
+use crate::variant::STRESS_BOTH;
+use crate::workload::gemm::catalogue::GemmVariant;
+use crate::workload::gemm::data::Inputs;
+use crate::workload::gemm::reference;
+use crate::workload::gemm::{Layout, Problem};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone)]
+pub struct GemmSuiteOptions {
+    pub dtypes: Vec<DType>,
+    pub layouts: Vec<Layout>,
+    /// Variants and controls by name prefix, comma-separated; all without.
+    pub variants: Option<String>,
+    /// Runs per control (all must catch it) and, a third as many, stress runs per variant.
+    pub runs: usize,
+    pub seed: u64,
+}
+
+/// The validation problems (M, N, K) and what each is for.
+pub const CASES: [(&str, usize, usize, usize); 7] = [
+    ("tails in M, N and K", 257, 392, 1000),
+    ("K below one slice", 96, 136, 8),
+    ("fewer slices than stages", 200, 136, 40),
+    ("one K slice", 130, 264, 16),
+    ("whole tiles", 512, 512, 512),
+    ("odd K", 67, 40, 1001),
+    ("large, sampled", 1536, 1024, 2048),
+];
+
+/// Where the controls run: several slices per block, many blocks.
+const CONTROL_CASE: (usize, usize, usize) = (512, 512, 1024);
+
+fn wanted(v: &GemmVariant, filter: Option<&str>) -> bool {
+    filter.is_none_or(|f| f.split(',').map(str::trim).any(|w| !w.is_empty() && v.name.starts_with(w)))
+}
+
+pub fn run_suite(e: &Engine, o: &GemmSuiteOptions) -> Result<SuiteReport> {
+    let mut report = SuiteReport::default();
+    for &dtype in &o.dtypes {
+        for &layout in &o.layouts {
+            if let Err(stop) = group(e, o, dtype, layout, &mut report) {
+                report.stopped = Some(stop.to_string());
+                return Ok(report);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// A variant fitted to one problem, built clean or stressed; keyed so each build happens once.
+type Key = (String, u32, u32);
+
+fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report: &mut SuiteReport) -> Result<()> {
+    let tag = format!("{dtype} {}", layout.name());
+    let problems: Vec<(String, Problem)> = CASES
+        .iter()
+        .map(|&(what, m, n, k)| Ok((format!("{m}x{n}x{k} ({what})"), Problem::new(m, n, k, layout, dtype)?)))
+        .collect::<Result<_>>()?;
+    let (cm, cn, ck) = CONTROL_CASE;
+    let control_problem = Problem::new(cm, cn, ck, layout, dtype)?;
+    let catalogue: Vec<GemmVariant> =
+        GemmVariant::catalogue(dtype).into_iter().filter(|v| v.is_baseline() || wanted(v, o.variants.as_deref())).collect();
+    let controls: Vec<GemmVariant> =
+        GemmVariant::controls(dtype).into_iter().filter(|v| wanted(v, o.variants.as_deref())).collect();
+    // every (variant, problem) pair that can run, and the builds they need
+    let mut jobs: Vec<Job> = Vec::new();
+    let mut index: HashMap<Key, usize> = HashMap::new();
+    let mut job_of = |v: &GemmVariant, p: &Problem, stress: u32, jobs: &mut Vec<Job>| -> usize {
+        let key = (v.name.clone(), v.pipe.copy_bytes, stress);
+        *index.entry(key).or_insert_with(|| {
+            jobs.push(Job { variant: v.clone(), problem: *p, stress });
+            jobs.len() - 1
+        })
+    };
+    let mut plan: Vec<(usize, usize)> = Vec::new(); // (problem, job)
+    for (pi, (label, p)) in problems.iter().enumerate() {
+        for v in &catalogue {
+            let v = v.fit(p);
+            match unsupported(e, &v, p) {
+                Some(why) => report.skipped.push(format!("{} {tag} {label}: {why}", v.name)),
+                None => plan.push((pi, job_of(&v, p, 0, &mut jobs))),
+            }
+        }
+    }
+    let stress: Vec<usize> = catalogue
+        .iter()
+        .filter(|v| unsupported(e, v, &problems[0].1).is_none())
+        .map(|v| job_of(v, &problems[0].1, STRESS_BOTH, &mut jobs))
+        .collect();
+    let ctl: Vec<usize> = controls.iter().map(|v| job_of(v, &control_problem, 0, &mut jobs)).collect();
+    let builds = kernel::build_all(e, &jobs);
+    let mut ready: Vec<Option<GemmKernel>> = Vec::new();
+    for (job, built) in jobs.into_iter().zip(builds) {
+        let name = format!("build {} {tag}", job.variant.name);
+        match built.and_then(|b| kernel::prepare(e, job, b)) {
+            Ok(k) => ready.push(Some(k)),
+            Err(err) => {
+                report.record(&e.progress, name, false, err.to_string());
+                ready.push(None);
+            }
+        }
+    }
+    evidence(e, &ready, &tag, report);
+    for (pi, (label, p)) in problems.iter().enumerate() {
+        let seed = o.seed ^ (pi as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let x = Inputs::new(*p, seed);
+        let mut d = Buffers::upload(&e.gpu, &x)?;
+        let elements = reference::checked_elements(p, seed);
+        let mut baseline: Option<(GemmVariant, Vec<u8>)> = None;
+        for &(_, j) in plan.iter().filter(|(q, _)| *q == pi) {
+            crate::interrupt::check()?;
+            let Some(k) = &ready[j] else { continue };
+            let same_tile = baseline.as_ref().filter(|(b, _)| b.tile == k.job.variant.tile).map(|(_, c)| c.as_slice());
+            let name = format!("{} {tag} {label}", k.name());
+            match judge(e, k, &mut d, &x, &elements, (None, same_tile), seed as u32) {
+                Ok((c, verdicts)) => {
+                    let bad: Vec<String> = verdicts.iter().filter(|v| !v.passed()).map(|v| v.summary()).collect();
+                    if k.job.variant.is_baseline() && bad.is_empty() {
+                        baseline = Some((k.job.variant.clone(), c));
+                    }
+                    report.record(&e.progress, name, bad.is_empty(), bad.join("; "));
+                }
+                Err(err) => {
+                    report.record(&e.progress, name, false, err.to_string());
+                    if !e.healthy() {
+                        return Err(err);
+                    }
+                }
+            }
+        }
+    }
+    let stress_runs = o.runs.div_ceil(3).max(1);
+    repeated(e, &ready, &stress, &problems[0].1, stress_runs, false, o.seed, &tag, report)?;
+    repeated(e, &ready, &ctl, &control_problem, o.runs, true, o.seed, &tag, report)
+}
+
+/// SASS attestation (movement and math) and the occupancy cross-check of every clean build.
+fn evidence(e: &Engine, ready: &[Option<GemmKernel>], tag: &str, report: &mut SuiteReport) {
+    for k in ready.iter().flatten().filter(|k| k.job.stress == 0) {
+        let name = format!("{} {tag} (copy width {} B)", k.name(), k.job.variant.pipe.copy_bytes);
+        let a = &k.sass.attestation;
+        let ok = a.is_attested() && k.math.is_attested();
+        let detail = match (a, &k.math) {
+            (Attestation::Attested { evidence }, Attestation::Attested { evidence: m }) => format!("{evidence}; {m}"),
+            _ => format!("movement: {}; math: {}", a.label(), k.math.label()),
+        };
+        report.record(&e.progress, format!("sass {name}"), ok, detail);
+        let r = &k.resources;
+        report.record(
+            &e.progress,
+            format!("occupancy {name}"),
+            r.occupancy.blocks_per_sm == r.driver_blocks_per_sm,
+            format!(
+                "{} blocks/SM computed ({}), driver {}; {} registers, {} B shared",
+                r.occupancy.blocks_per_sm,
+                r.occupancy.limiter.name(),
+                r.driver_blocks_per_sm,
+                r.function.registers,
+                r.dynamic_smem
+            ),
+        );
+    }
+}
+
+/// Each of `jobs` `runs` times on fresh inputs of `p`. A correct variant must pass every run; a
+/// control (`expect_caught`) must be caught by validation, or a bounded wait, on every run.
+#[allow(clippy::too_many_arguments)]
+fn repeated(
+    e: &Engine,
+    ready: &[Option<GemmKernel>],
+    jobs: &[usize],
+    p: &Problem,
+    runs: usize,
+    expect_caught: bool,
+    seed: u64,
+    tag: &str,
+    report: &mut SuiteReport,
+) -> Result<()> {
+    let elements = reference::checked_elements(p, seed);
+    let mut caught = vec![0usize; jobs.len()];
+    let mut first = vec![String::new(); jobs.len()];
+    for r in 0..runs {
+        crate::interrupt::check()?;
+        let x = Inputs::new(*p, seed ^ 0xC0_417 ^ (r as u64) << 20);
+        let mut d = Buffers::upload(&e.gpu, &x)?;
+        for (n, &j) in jobs.iter().enumerate() {
+            let Some(k) = &ready[j] else { continue };
+            let why = match judge(e, k, &mut d, &x, &elements, (None, None), r as u32 + 1) {
+                Ok((_, v)) if v[0].passed() => None,
+                Ok((_, v)) => Some(v[0].summary()),
+                Err(err) if e.healthy() => Some(err.to_string()),
+                Err(err) => return Err(err),
+            };
+            if let Some(w) = why {
+                caught[n] += 1;
+                if first[n].is_empty() {
+                    first[n] = w;
+                }
+            }
+        }
+    }
+    for (n, &j) in jobs.iter().enumerate() {
+        let Some(k) = &ready[j] else { continue };
+        let (name, ok, detail) = if expect_caught {
+            (
+                format!("control {} {tag}: caught {}/{runs}", k.name(), caught[n]),
+                caught[n] == runs,
+                format!("{}; first: {}", k.job.variant.pipe.control.map_or("", |c| c.describe()), first[n]),
+            )
+        } else {
+            (format!("stress {} {tag}: {runs} runs", k.name()), caught[n] == 0, first[n].clone())
+        };
+        report.record(&e.progress, name, ok, detail);
+    }
+    Ok(())
+}

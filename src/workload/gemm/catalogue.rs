@@ -1,0 +1,299 @@
+//! GEMM variants: a pipeline (mechanism, stages, copy width, control) on a block tile. Within a
+//! precision family every mechanism runs the same tile, so only movement differs; a tuned tile per
+//! family shows what the fastest configuration reaches.
+
+use super::{Layout, Problem};
+use crate::dtype::DType;
+use crate::variant::{BuildConfig, Claim, Control, Mechanism, Variant};
+use serde::{Deserialize, Serialize};
+
+/// A block tile: BM x BN outputs, BK-wide K slices, WARPS_M x WARPS_N warps, and the blocks per SM
+/// the register budget must allow (`__launch_bounds__`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Tile {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub warps_m: u32,
+    pub warps_n: u32,
+    pub min_blocks: u32,
+}
+
+impl Tile {
+    /// The same-tile comparison: f32 128 x 128 x 16 (8 warps of 32 x 64, FFMA on 8 x 8 per
+    /// thread), f16/bf16 128 x 128 x 32 (4 warps of 64 x 64 on mma.sync).
+    pub fn family(dtype: DType) -> Tile {
+        match dtype {
+            DType::F32 => Tile::new(128, 128, 16, 4, 2, 1),
+            _ => Tile::new(128, 128, 32, 2, 2, 1),
+        }
+    }
+
+    /// The tuned tile: f32 as the family's but two blocks per SM; f16/bf16 128 x 256 x 32 on 8
+    /// warps of 64 x 64 (twice the operand reuse per slice).
+    pub fn tuned(dtype: DType) -> Tile {
+        match dtype {
+            DType::F32 => Tile::new(128, 128, 16, 4, 2, 2),
+            _ => Tile::new(128, 256, 32, 2, 4, 1),
+        }
+    }
+
+    const fn new(bm: u32, bn: u32, bk: u32, warps_m: u32, warps_n: u32, min_blocks: u32) -> Tile {
+        Tile {
+            bm,
+            bn,
+            bk,
+            warps_m,
+            warps_n,
+            min_blocks,
+        }
+    }
+
+    pub fn threads(&self) -> u32 {
+        32 * self.warps_m * self.warps_n
+    }
+
+    /// Bytes of one slot as kernels/gemm.cu lays it out: A's slice then B's, f32 K-major rows
+    /// padded by 16 bytes, rounded up to 128.
+    pub fn slot_bytes(&self, dtype: DType, layout: Layout) -> u32 {
+        let es = dtype.size() as u32;
+        let pad = if dtype == DType::F32 { 16 } else { 0 };
+        let a = self.bm * (self.bk * es + pad);
+        let b = match layout {
+            Layout::Nk => self.bn * (self.bk * es + pad),
+            Layout::Kn => self.bk * self.bn * es,
+        };
+        (a + b).div_ceil(128) * 128
+    }
+
+    /// "BMxBNxBK", with "-2b" where the registers are budgeted for two blocks per SM.
+    pub fn label(&self) -> String {
+        let blocks = if self.min_blocks > 1 {
+            format!("-{}b", self.min_blocks)
+        } else {
+            String::new()
+        };
+        format!("{}x{}x{}{blocks}", self.bm, self.bn, self.bk)
+    }
+}
+
+/// A GEMM variant: the pipeline that moves the slices, and the tile it moves them for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GemmVariant {
+    pub name: String,
+    pub pipe: Variant,
+    pub tile: Tile,
+}
+
+impl GemmVariant {
+    fn new(pipe: Variant, tile: Tile, tuned: bool) -> GemmVariant {
+        let name = if tuned {
+            format!("{}-{}", pipe.name, tile.label())
+        } else {
+            pipe.name.clone()
+        };
+        GemmVariant { name, pipe, tile }
+    }
+
+    pub fn is_baseline(&self) -> bool {
+        self.pipe.is_baseline()
+    }
+
+    pub fn is_control(&self) -> bool {
+        self.pipe.is_control()
+    }
+
+    /// The correct variants for `dtype`, `sync` first.
+    pub fn catalogue(dtype: DType) -> Vec<GemmVariant> {
+        let fam = Tile::family(dtype);
+        let mut v: Vec<GemmVariant> = [
+            Variant::with_stages(Mechanism::Sync, 1, false),
+            Variant::with_stages(Mechanism::Regprefetch, 2, false),
+        ]
+        .into_iter()
+        .chain((2..=5).map(|s| Variant::cpasync(s, 16)))
+        .map(|p| GemmVariant::new(p, fam, false))
+        .collect();
+        if dtype == DType::F32 {
+            v.push(GemmVariant::new(Variant::cpasync(3, 4), fam, false));
+        }
+        let tuned = Tile::tuned(dtype);
+        v.push(GemmVariant::new(Variant::cpasync(4, 16), tuned, true));
+        v.push(GemmVariant::new(Variant::cpasync(3, 16), tuned, true));
+        v
+    }
+
+    /// Deliberately broken cp.async pipelines on the family tile; never timed or ranked.
+    pub fn controls(dtype: DType) -> Vec<GemmVariant> {
+        use Control::*;
+        let fam = Tile::family(dtype);
+        let s3 = Variant::cpasync(3, 16);
+        [
+            (SkipWait, "ctl-skip-wait"),
+            (EarlyRelease, "ctl-early-release"),
+            (WaitShort, "ctl-wait-short"),
+            (NoBarrier, "ctl-no-barrier"),
+            (Overfill, "ctl-overfill"),
+            (CommitAfterWait, "ctl-commit-after-wait"),
+            (DrainNoCommit, "ctl-drain-no-commit"),
+        ]
+        .into_iter()
+        .map(|(c, name)| GemmVariant {
+            name: name.into(),
+            pipe: Variant::control(s3.clone(), c, name),
+            tile: fam,
+        })
+        .collect()
+    }
+
+    /// The widest copy unit (16, 8, 4 bytes; 2 for the register-staged baselines) that every row of
+    /// A and B allows in `p`: a unit never straddles a row end. The variant's own width if it fits.
+    pub fn fit(&self, p: &Problem) -> GemmVariant {
+        let es = p.dtype.size() as u32;
+        let fits = |b: u32| b >= es && [p.lda(), p.ldb()].iter().all(|&ld| (ld as u32 * es) % b == 0);
+        if fits(self.pipe.copy_bytes) {
+            return self.clone();
+        }
+        let staged = matches!(self.pipe.mechanism, Mechanism::Sync | Mechanism::Regprefetch);
+        let narrower = [8u32, 4, 2]
+            .into_iter()
+            .filter(|&b| b < self.pipe.copy_bytes && (staged || b >= 4))
+            .find(|&b| fits(b));
+        match narrower {
+            Some(b) => GemmVariant {
+                pipe: Variant {
+                    copy_bytes: b,
+                    bypass_l1: false,
+                    ..self.pipe.clone()
+                },
+                ..self.clone()
+            },
+            None => self.clone(),
+        }
+    }
+
+    /// Why this variant cannot take `p`, if it cannot.
+    pub fn can_implement(&self, p: &Problem) -> Result<(), String> {
+        let es = p.dtype.size() as u32;
+        let unit = self.pipe.copy_bytes;
+        for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())] {
+            if (ld as u32 * es) % unit != 0 {
+                return Err(format!(
+                    "rows of {name} are {ld} elements = {} bytes, not a multiple of the {unit}-byte copy unit (cp.async copies 4, 8 or 16 bytes)",
+                    ld as u32 * es
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The pipeline's build configuration: the tile's threads compute.
+    fn pipe_config(&self, dtype: DType, stress: u32) -> BuildConfig {
+        BuildConfig {
+            consumers: self.tile.threads(),
+            stress,
+            ..BuildConfig::new(dtype, 1, Some(1))
+        }
+    }
+
+    pub fn dynamic_smem(&self, p: &Problem) -> u32 {
+        self.pipe.stages * self.tile.slot_bytes(p.dtype, p.layout)
+    }
+
+    /// Every -D option of the build: the pipeline's, then the GEMM's.
+    pub fn defines(&self, p: &Problem, stress: u32) -> Vec<String> {
+        let t = self.tile;
+        let mut d = self.pipe.defines(&self.pipe_config(p.dtype, stress));
+        d.extend([
+            format!("-DBM={}", t.bm),
+            format!("-DBN={}", t.bn),
+            format!("-DBK={}", t.bk),
+            format!("-DWARPS_M={}", t.warps_m),
+            format!("-DWARPS_N={}", t.warps_n),
+            format!("-DMIN_BLOCKS={}", t.min_blocks),
+            format!("-DB_NK={}", u32::from(p.layout == Layout::Nk)),
+        ]);
+        d
+    }
+
+    /// What the SASS must show of the movement (the pipeline's claim).
+    pub fn claim(&self) -> Claim {
+        self.pipe.claim()
+    }
+
+    pub fn completion(&self, p: &Problem) -> String {
+        self.pipe.completion(&self.pipe_config(p.dtype, 0))
+    }
+}
+
+/// The math the SASS must show: tensor-core MMAs fed by ldmatrix for f16/bf16, FFMA for f32.
+pub fn compute_opcodes(dtype: DType) -> &'static [&'static str] {
+    match dtype {
+        DType::F32 => &["FFMA"],
+        _ => &["HMMA", "LDSM"],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(k: usize, dtype: DType) -> Problem {
+        Problem::new(64, 64, k, Layout::Kn, dtype).unwrap()
+    }
+
+    #[test]
+    fn names_are_unique_and_sync_first() {
+        for dt in DType::ALL {
+            let mut all = GemmVariant::catalogue(dt);
+            assert!(all[0].is_baseline());
+            all.extend(GemmVariant::controls(dt));
+            let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+            let n = names.len();
+            names.sort();
+            names.dedup();
+            assert_eq!(n, names.len(), "{dt}");
+        }
+    }
+
+    #[test]
+    fn the_family_shares_one_tile_and_slots_stay_aligned() {
+        for dt in DType::ALL {
+            let fam = Tile::family(dt);
+            for v in GemmVariant::catalogue(dt).iter().filter(|v| !v.name.contains('x')) {
+                assert_eq!(v.tile, fam, "{}", v.name);
+            }
+            for layout in [Layout::Kn, Layout::Nk] {
+                for t in [fam, Tile::tuned(dt)] {
+                    assert_eq!(t.slot_bytes(dt, layout) % 128, 0);
+                    assert!(5 * t.slot_bytes(dt, layout) <= 227 * 1024 || t != fam);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn odd_rows_narrow_the_copy_or_say_why_not() {
+        let cp = &GemmVariant::catalogue(DType::F32)[2];
+        assert_eq!(cp.pipe.copy_bytes, 16);
+        let f = cp.fit(&p(1002, DType::F32));
+        assert_eq!(f.pipe.copy_bytes, 8);
+        assert!(f.can_implement(&p(1002, DType::F32)).is_ok());
+        let odd = p(1001, DType::Bf16);
+        let f = cp.fit(&odd);
+        let why = f.can_implement(&odd).unwrap_err();
+        assert!(why.contains("1001 elements") && why.contains("copy unit"), "{why}");
+        let sync = GemmVariant::catalogue(DType::Bf16)[0].fit(&odd);
+        assert_eq!(sync.pipe.copy_bytes, 2);
+        assert!(sync.can_implement(&odd).is_ok());
+    }
+
+    #[test]
+    fn defines_carry_tile_layout_and_control() {
+        let c = &GemmVariant::controls(DType::Bf16)[0];
+        let d = c.defines(&Problem::new(8, 8, 8, Layout::Nk, DType::Bf16).unwrap(), 0);
+        for want in ["-DB_NK=1", "-DBK=32", "-DCONSUMERS=128", "-DCONTROL=1", "-DDTYPE=2"] {
+            assert!(d.contains(&want.to_string()), "{want} in {d:?}");
+        }
+    }
+}

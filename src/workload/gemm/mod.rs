@@ -1,0 +1,142 @@
+//! GEMM: C[M x N] = A[M x K] * B with f32 accumulation, C in the inputs' precision. A is row-major;
+//! B is [K x N] row-major (the CUDA samples' layout) or [N x K] row-major (weights, C = A * B^T).
+//! A block computes one BM x BN tile of C; its pipeline steps are the BK-wide slices of K, each slot
+//! holding A's and B's slices (kernels/gemm.cu). Compute bound at large sizes: its reference for
+//! speed and numbers is cuBLAS on the same problem.
+
+pub mod catalogue;
+pub mod data;
+pub mod reference;
+
+use crate::dtype::DType;
+use crate::workload::KernelSource;
+use crate::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+pub const KERNEL: KernelSource = KernelSource {
+    file: "gemm.cu",
+    text: include_str!("../../../kernels/gemm.cu"),
+    entry: "tilepipe_gemm",
+};
+
+/// How B is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Layout {
+    /// B [K x N] row-major: C = A * B.
+    Kn,
+    /// B [N x K] row-major (weights): C = A * B^T.
+    Nk,
+}
+
+impl Layout {
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::Kn => "kn",
+            Layout::Nk => "nk",
+        }
+    }
+}
+
+/// One GEMM: its shape, B's layout and the precision of A, B and C. Matrices are dense.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Problem {
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub layout: Layout,
+    pub dtype: DType,
+}
+
+impl Problem {
+    /// A problem whose every dimension is at least 1 and whose matrices the kernels can index
+    /// (element offsets within i32 rows and i64 totals).
+    pub fn new(m: usize, n: usize, k: usize, layout: Layout, dtype: DType) -> Result<Problem> {
+        const MAX: usize = 1 << 20;
+        for (name, v) in [("M", m), ("N", n), ("K", k)] {
+            if !(1..=MAX).contains(&v) {
+                return Err(Error::InvalidShape(format!(
+                    "{name} = {v}: allowed 1..={MAX}"
+                )));
+            }
+        }
+        Ok(Problem {
+            m,
+            n,
+            k,
+            layout,
+            dtype,
+        })
+    }
+
+    pub fn lda(&self) -> usize {
+        self.k
+    }
+
+    /// B's row stride: N for [K x N], K for [N x K].
+    pub fn ldb(&self) -> usize {
+        match self.layout {
+            Layout::Kn => self.n,
+            Layout::Nk => self.k,
+        }
+    }
+
+    pub fn ldc(&self) -> usize {
+        self.n
+    }
+
+    pub fn flops(&self) -> u64 {
+        2 * self.m as u64 * self.n as u64 * self.k as u64
+    }
+
+    /// Bytes a perfect kernel moves: A and B read once, C written once.
+    pub fn bytes(&self) -> u64 {
+        ((self.m * self.k + self.k * self.n + self.m * self.n) * self.dtype.size()) as u64
+    }
+
+    /// B[kk][j] as an element index into B's buffer, whichever the layout.
+    pub fn b_index(&self, kk: usize, j: usize) -> usize {
+        match self.layout {
+            Layout::Kn => kk * self.n + j,
+            Layout::Nk => j * self.k + kk,
+        }
+    }
+
+    pub fn label(&self) -> String {
+        format!(
+            "{}x{}x{} {} B[{}]",
+            self.m,
+            self.n,
+            self.k,
+            self.dtype,
+            match self.layout {
+                Layout::Kn => "KxN",
+                Layout::Nk => "NxK",
+            }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strides_follow_the_layout() {
+        let p = Problem::new(3, 5, 7, Layout::Kn, DType::F32).unwrap();
+        assert_eq!((p.lda(), p.ldb(), p.ldc()), (7, 5, 5));
+        assert_eq!(p.b_index(2, 4), 14);
+        let q = Problem { layout: Layout::Nk, ..p };
+        assert_eq!(q.ldb(), 7);
+        assert_eq!(q.b_index(2, 4), 30);
+        assert_eq!(p.flops(), 210);
+    }
+
+    #[test]
+    fn empty_dimensions_are_refused_with_the_range() {
+        let e = Problem::new(0, 5, 7, Layout::Kn, DType::F32)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("M = 0") && e.contains("allowed"), "{e}");
+    }
+}
