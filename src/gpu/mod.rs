@@ -3,6 +3,7 @@
 //! children; each block says why it holds.
 
 pub mod cache;
+pub mod cublas;
 mod device;
 pub mod nvrtc;
 mod tensor_map;
