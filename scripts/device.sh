@@ -21,6 +21,27 @@ for s in "$@"; do
         $bin sass "$v" --dtype bf16 --listing "$d/$v.bf16.sass" > "$d/$v.txt" 2>&1 || echo "sass $v failed"
       done
       cuobjdump --version | tail -1 > "$d/TOOLS"; nvdisasm --version | tail -1 >> "$d/TOOLS" ;;
+    gemm-check)
+      timeout 400 $bin check --workload gemm --out "$d" > "$d/check.log" 2>&1
+      echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-300 | tail -60 ;;
+    gemm-perf)
+      for spec in "f32 kn 4096 4096 4096" "bf16 nk 8192 8192 8192" "bf16 kn 4096 4096 4096" "f16 nk 4096 14336 4096"; do
+        set -- $spec
+        timeout 200 $bin run --workload gemm --dtype $1 --layout $2 --m $3 --n $4 --k $5 --out "$d/$1-$2-$3" > "$d/$1-$2-$3.log" 2>&1
+        echo "$spec exit $?"; grep -E "^gemm|^│ [a-zA-Z]" "$d/$1-$2-$3.log" | cut -c1-250; grep -E "FAILED|ERROR|skipped:" "$d/$1-$2-$3.log" | cut -c1-250 | head -5
+      done ;;
+    gemm-sweep)
+      for dt in bf16 f32; do
+        timeout 200 $bin sweep --workload gemm --gemm-dtype $dt --out "$d/$dt" > "$d/$dt.log" 2>&1
+        echo "$dt exit $?"; grep -E "^│ [a-z]" "$d/$dt.log" | cut -c1-160
+      done ;;
+    gemm-smoke)
+      timeout 150 $bin run --workload gemm --dtype f32 --m 1280 --n 1280 --k 1280 --out "$d/f32" > "$d/f32.log" 2>&1
+      echo "f32 exit $?"; grep -vE "^\[" "$d/f32.log" | cut -c1-260 | tail -30
+      timeout 150 $bin run --workload gemm --dtype bf16 --layout nk --out "$d/bf16" > "$d/bf16.log" 2>&1
+      echo "bf16 exit $?"; grep -vE "^\[" "$d/bf16.log" | cut -c1-260 | tail -30
+      timeout 200 $bin check --workload gemm --dtypes bf16,f32 --layouts kn --runs 4 --out "$d" > "$d/check.log" 2>&1
+      echo "check exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-300 | tail -40 ;;
     run)
       timeout 200 $bin run --timeline --explain-timing --out "$d" > "$d/run.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | cut -c1-220 | tail -50

@@ -2,10 +2,9 @@
 //! occupancy, SASS evidence) and runs them on device data with every fault checked.
 
 use crate::check::compare;
-use crate::gpu::{self, DevBuf, Gpu, Kernel, cache::Cache};
+use crate::gpu::{self, DevBuf, Gpu, Kernel};
 use crate::kernels::{self, Built};
 use crate::mechanism::Ctl;
-use crate::progress::Progress;
 use crate::resources::{Resources, SmLimits, occupancy};
 use crate::sass::{self, SassEvidence};
 use crate::variant::{BuildConfig, Control, Variant};

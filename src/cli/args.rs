@@ -91,13 +91,14 @@ pub enum WorkloadArg {
 }
 
 impl WorkloadArg {
-    /// The row workload, or an error saying that `command` does not take the GEMM.
-    pub fn rows(self, command: &str) -> tilepipe::Result<&'static dyn Workload> {
+    /// The row workload, or an error saying which commands take the GEMM.
+    pub fn rows(self) -> tilepipe::Result<&'static dyn Workload> {
         match self {
             WorkloadArg::Rows(w) => Ok(w),
-            WorkloadArg::Gemm => Err(tilepipe::Error::InvalidArgument(format!(
-                "`{command}` takes the row workloads (rmsnorm, copy); gemm runs through `run` and `check`"
-            ))),
+            WorkloadArg::Gemm => Err(tilepipe::Error::InvalidArgument(
+                "--workload gemm is taken by `run` and `check`; this command takes rmsnorm or copy"
+                    .into(),
+            )),
         }
     }
 }
@@ -162,7 +163,7 @@ impl GpuArgs {
     /// terminal's table, so that another format's document is alone there.
     pub fn open_for(&self, format: Format) -> tilepipe::Result<Harness> {
         Ok(Harness {
-            workload: self.workload.rows("this command")?,
+            workload: self.workload.rows()?,
             engine: self.engine(format)?,
         })
     }

@@ -1,6 +1,6 @@
 //! `tilepipe check`: the GPU suite (and compute-sanitizer).
 
-use super::args::{Format, GpuArgs, bounded, with_controls};
+use super::args::{Format, GpuArgs, WorkloadArg, bounded, with_controls};
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
@@ -12,6 +12,7 @@ use tilepipe::dtype::DType;
 use tilepipe::fsio;
 use tilepipe::variant::{BuildConfig, Variant};
 use tilepipe::workload::View;
+use tilepipe::workload::gemm::Layout;
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -23,6 +24,9 @@ pub struct CheckArgs {
     /// Hidden sizes of the suite's shapes, comma-separated.
     #[arg(long, default_value = "4096,1544")]
     suite_hidden: String,
+    /// GEMM (--workload gemm): B's layouts, comma-separated (kn: [K x N], nk: [N x K]).
+    #[arg(long, default_value = "kn,nk", value_delimiter = ',', value_enum)]
+    layouts: Vec<Layout>,
     /// Variants and controls by name or prefix, comma-separated.
     #[arg(long)]
     variants: Option<String>,
@@ -66,6 +70,15 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         .split(',')
         .map(|s| s.trim().parse::<DType>())
         .collect::<Result<Vec<_>, _>>()?;
+    if let WorkloadArg::Gemm = a.gpu.workload {
+        return super::gemm::cmd_check(
+            &a.gpu,
+            dtypes,
+            a.layouts,
+            (a.variants, a.runs, a.seed),
+            (a.out.as_deref(), a.format),
+        );
+    }
     let hidden = cases::parse_hidden(&a.suite_hidden)?;
     for &dt in &dtypes {
         for &h in &hidden {
@@ -73,7 +86,7 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
             BuildConfig::checked(dt, h, None)?;
         }
     }
-    let all = with_controls(a.gpu.workload.rows("check")?);
+    let all = with_controls(a.gpu.workload.rows()?);
     if let Some(list) = &a.variants {
         Variant::select(all.clone(), Some(list))?;
     }

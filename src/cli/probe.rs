@@ -30,7 +30,7 @@ pub struct ProbeArgs {
 
 pub fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
     let view = a.problem.view()?;
-    let names = with_controls(a.gpu.workload.rows("probe")?);
+    let names = with_controls(a.gpu.workload.rows()?);
     if !names.iter().any(|v| v.name == a.variant) {
         // select names what is allowed when nothing matches; a prefix alone is not enough here
         let hits: Vec<String> = Variant::select(names, Some(&a.variant))?

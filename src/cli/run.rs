@@ -1,6 +1,6 @@
 //! `tilepipe run`: the main job.
 
-use super::args::{Format, GpuArgs, ProblemArgs, bounded};
+use super::args::{Format, GemmArgs, GpuArgs, ProblemArgs, WorkloadArg, bounded};
 use super::print;
 use super::timeline::{traceable, write_timeline};
 use clap::Args;
@@ -18,6 +18,8 @@ pub struct RunArgs {
     problem: ProblemArgs,
     #[command(flatten)]
     gpu: GpuArgs,
+    #[command(flatten)]
+    gemm: GemmArgs,
     /// Variants by name or prefix, comma-separated (sync is always included as the baseline).
     #[arg(long)]
     variants: Option<String>,
@@ -50,12 +52,27 @@ pub struct RunArgs {
 }
 
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
+    let timing = TimingOptions {
+        warmup: a.warmup,
+        min_repeats: a.repeats,
+        ..TimingOptions::default()
+    };
+    if let WorkloadArg::Gemm = a.gpu.workload {
+        return super::gemm::cmd_run(
+            &a.gemm,
+            &a.gpu,
+            (a.problem.dtype, a.problem.seed),
+            a.variants,
+            timing,
+            (a.out.as_deref(), a.format),
+        );
+    }
     let view = a.problem.view()?;
     if let Some(list) = &a.variants {
-        Variant::select(a.gpu.workload.rows("run")?.catalogue(), Some(list))?;
+        Variant::select(a.gpu.workload.rows()?.catalogue(), Some(list))?;
     }
     let traced = match &a.timeline {
-        Some(list) => Some(Variant::select(a.gpu.workload.rows("run")?.catalogue(), Some(list))?),
+        Some(list) => Some(Variant::select(a.gpu.workload.rows()?.catalogue(), Some(list))?),
         None => None,
     };
     if let Some(dir) = &a.out {
@@ -67,11 +84,7 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         seed: a.problem.seed,
         tile_rows: a.problem.tile_rows,
         variants: a.variants,
-        timing: TimingOptions {
-            warmup: a.warmup,
-            min_repeats: a.repeats,
-            ..TimingOptions::default()
-        },
+        timing,
         ceiling_bytes: 1 << 30,
         explain_timing: a.explain_timing,
         command: std::env::args().collect(),

@@ -32,7 +32,7 @@ pub struct SassArgs {
 
 pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
     let ev = tilepipe::sass::inspect(
-        a.gpu.workload.rows("sass")?,
+        a.gpu.workload.rows()?,
         &a.variant,
         a.arch,
         tilepipe::variant::BuildConfig::checked(a.dtype, a.hidden, a.tile_rows)?,

@@ -1,6 +1,6 @@
 //! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
 
-use super::args::{Format, GpuArgs, bounded};
+use super::args::{Format, GpuArgs, WorkloadArg, bounded};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -8,6 +8,9 @@ use std::process::ExitCode;
 use tilepipe::bench::{MAX_REPEATS, TimingOptions};
 use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
 use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
+use tilepipe::dtype::DType;
+use tilepipe::gemm::sweep::GemmSweepOptions;
+use tilepipe::workload::gemm::Layout;
 use tilepipe::{child, fsio, meminfo};
 
 #[derive(Args)]
@@ -20,6 +23,20 @@ pub struct SweepArgs {
     axes: Vec<String>,
     #[arg(long, default_value_t = 4096)]
     hidden: usize,
+    /// GEMM (--workload gemm): M and N of every point.
+    #[arg(long, default_value_t = 4096)]
+    m: usize,
+    #[arg(long, default_value_t = 4096)]
+    n: usize,
+    /// GEMM: the K of each point, comma-separated (the trip count axis).
+    #[arg(long, value_delimiter = ',', default_value = "32,64,128,256,512,1024,2048,4096,8192")]
+    ks: Vec<usize>,
+    /// GEMM: B's layout (kn: [K x N], nk: [N x K]).
+    #[arg(long, value_enum, default_value_t = Layout::Kn)]
+    layout: Layout,
+    /// GEMM: precision of A, B and C.
+    #[arg(long, default_value = "bf16")]
+    gemm_dtype: DType,
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Without copy-only and compute-only probes (no model).
@@ -52,6 +69,21 @@ pub struct SweepArgs {
 }
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
+    if let WorkloadArg::Gemm = a.gpu.workload {
+        let o = GemmSweepOptions {
+            m: a.m,
+            n: a.n,
+            ks: a.ks,
+            layout: a.layout,
+            dtype: a.gemm_dtype,
+            seed: a.seed,
+            timing: TimingOptions {
+                min_repeats: a.repeats,
+                ..TimingOptions::default()
+            },
+        };
+        return super::gemm::cmd_sweep(&a.gpu, o, &a.out, a.format);
+    }
     let mut spec = SweepSpec {
         probes: !a.no_probes,
         ..SweepSpec::default()
@@ -77,7 +109,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     fsio::writable_dir(&a.out)?;
     if let Some(shard) = a.shard {
         let spec = ShardSpec {
-            workload: a.gpu.workload.rows("sweep")?.name().into(),
+            workload: a.gpu.workload.rows()?.name().into(),
             spec: o.spec.clone(),
             hidden: o.hidden,
             seed: o.seed,

@@ -78,7 +78,7 @@ pub fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
     } else {
         a.variants.join(",")
     };
-    let chosen = Variant::select(a.gpu.workload.rows("timeline")?.catalogue(), Some(&list))?;
+    let chosen = Variant::select(a.gpu.workload.rows()?.catalogue(), Some(&list))?;
     if let Some(dir) = &a.out {
         fsio::writable_dir(dir)?;
     }

@@ -9,7 +9,7 @@ use crate::kernels::{self, Built};
 use crate::mechanism::Ctl;
 use crate::resources::{Resources, SmLimits, occupancy};
 use crate::sass::{self, Attestation, SassEvidence};
-use crate::workload::gemm::catalogue::{GemmVariant, compute_opcodes};
+use crate::workload::gemm::catalogue::{GemmVariant, math_attestation};
 use crate::workload::gemm::data::{GemmParams, Inputs};
 use crate::workload::gemm::{KERNEL, Problem};
 use rayon::prelude::*;
@@ -58,35 +58,11 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
     out
 }
 
-/// The math a build's census shows against what its precision claims.
-fn math_attestation(ev: &SassEvidence, dtype: DType) -> Attestation {
-    let want = compute_opcodes(dtype);
-    let Some(c) = &ev.census else {
-        return Attestation::Unverified {
-            reason: "no disassembler: the math was not checked".into(),
-        };
-    };
-    let seen = |op: &str| c.count(op);
-    let emitted = ["HMMA", "LDSM", "FFMA"]
-        .iter()
-        .map(|op| format!("{op} x{}", seen(op)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    if want.iter().all(|op| seen(op) > 0) && (dtype != DType::F32 || seen("HMMA") == 0) {
-        Attestation::Attested { evidence: emitted }
-    } else {
-        Attestation::Mismatch {
-            claimed: want.join(" + "),
-            emitted,
-        }
-    }
-}
-
 /// Examines, loads and sizes one build. Stressed builds take their clean build's evidence.
 pub fn prepare(e: &Engine, job: Job, built: Built) -> Result<GemmKernel> {
     let (sass, math) = if job.stress == 0 {
         let ev = sass::examine(&built.cubin, &e.tc, KERNEL.entry, job.variant.claim())?;
-        let m = math_attestation(&ev, job.problem.dtype);
+        let m = math_attestation(ev.census.as_ref(), job.problem.dtype);
         (ev, m)
     } else {
         let why = Attestation::Unverified {

@@ -5,12 +5,13 @@
 mod cublas;
 pub mod kernel;
 pub mod suite;
+pub mod sweep;
 
 use crate::bench::{TimingOptions, time_with};
 use crate::harness::Engine;
 use crate::report::Status;
 use crate::report::gemm::{CaseVerdicts, GemmResult, GemmRun, tflops};
-use crate::variant::STRESS_BOTH;
+use crate::variant::{Mechanism, STRESS_BOTH};
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
 use crate::workload::gemm::reference::{self, Verdict};
@@ -81,6 +82,7 @@ impl GemmResult {
             tflops: None,
             pct_of_cublas: None,
             speedup_vs_sync: None,
+            speedup_vs_regprefetch: None,
         }
     }
 }
@@ -288,21 +290,31 @@ fn measure(
     let cublas_ms = out.cublas.timing.as_ref().map(|t| t.device.median);
     let timed: Vec<&(usize, GemmKernel)> = clean.iter().filter(|(i, _)| results[*i].status == Status::Passed).collect();
     e.progress.stage("time", timed.len() as u64);
-    let mut baseline_ms = None;
+    let mut times = Vec::new();
     for (i, k) in timed {
         crate::interrupt::check()?;
         e.progress.step(k.name());
         let params = d.params(&e.gpu, k, 0);
         let t = time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params))?;
         let ms = t.device.median;
-        if k.job.variant.is_baseline() {
-            baseline_ms = Some(ms);
-        }
         let r = &mut results[*i];
         r.tflops = Some(tflops(p.flops(), ms));
         r.pct_of_cublas = cublas_ms.map(|c| 100.0 * c / ms);
-        r.speedup_vs_sync = baseline_ms.map(|b| b / ms);
         r.timing = Some(t);
+        times.push((*i, &k.job.variant, ms));
+    }
+    // speedups over the register-staged baselines, on the same tile only
+    for m in [Mechanism::Sync, Mechanism::Regprefetch] {
+        let Some(&(_, base, base_ms)) = times.iter().find(|(_, v, _)| v.pipe.mechanism == m) else {
+            continue;
+        };
+        for &(i, _, ms) in times.iter().filter(|(_, v, _)| v.tile == base.tile) {
+            let s = Some(base_ms / ms);
+            match m {
+                Mechanism::Sync => results[i].speedup_vs_sync = s,
+                _ => results[i].speedup_vs_regprefetch = s,
+            }
+        }
     }
     e.progress.done();
     out.notes.push(

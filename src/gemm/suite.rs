@@ -11,7 +11,7 @@ use crate::check::suite::SuiteReport;
 use crate::dtype::DType;
 use crate::harness::Engine;
 use crate::sass::Attestation;
-use crate::variant::STRESS_BOTH;
+use crate::variant::{Control, STRESS_BOTH};
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
 use crate::workload::gemm::reference;
@@ -40,8 +40,13 @@ pub const CASES: [(&str, usize, usize, usize); 7] = [
     ("large, sampled", 1536, 1024, 2048),
 ];
 
-/// Where the controls run: several slices per block, many blocks.
-const CONTROL_CASE: (usize, usize, usize) = (512, 512, 1024);
+/// Where the controls run: a thousand blocks of 8 to 16 slices each, so that the first wave's
+/// copies contend for memory and land late, as a broken protocol needs to show.
+const CONTROL_CASE: (usize, usize, usize) = (4096, 4096, 256);
+/// Where the draining control runs: one K slice, so the slice its too-short wait lets through is
+/// read right after it was issued (with more slices it is the last one, issued stages ago, and a
+/// late copy is luck).
+const DRAIN_CASE: (usize, usize, usize) = (4096, 4096, 16);
 
 fn wanted(v: &GemmVariant, filter: Option<&str>) -> bool {
     filter.is_none_or(|f| f.split(',').map(str::trim).any(|w| !w.is_empty() && v.name.starts_with(w)))
@@ -69,8 +74,6 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
         .iter()
         .map(|&(what, m, n, k)| Ok((format!("{m}x{n}x{k} ({what})"), Problem::new(m, n, k, layout, dtype)?)))
         .collect::<Result<_>>()?;
-    let (cm, cn, ck) = CONTROL_CASE;
-    let control_problem = Problem::new(cm, cn, ck, layout, dtype)?;
     let catalogue: Vec<GemmVariant> =
         GemmVariant::catalogue(dtype).into_iter().filter(|v| v.is_baseline() || wanted(v, o.variants.as_deref())).collect();
     let controls: Vec<GemmVariant> =
@@ -100,7 +103,20 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
         .filter(|v| unsupported(e, v, &problems[0].1).is_none())
         .map(|v| job_of(v, &problems[0].1, STRESS_BOTH, &mut jobs))
         .collect();
-    let ctl: Vec<usize> = controls.iter().map(|v| job_of(v, &control_problem, 0, &mut jobs)).collect();
+    // each control case with its controls and the `sync` build they are compared with
+    let mut ctl: Vec<(Problem, Vec<usize>, usize)> = Vec::new();
+    for (m, n, k) in [CONTROL_CASE, DRAIN_CASE] {
+        let p = Problem::new(m, n, k, layout, dtype)?;
+        let drain = (m, n, k) == DRAIN_CASE;
+        let mine: Vec<usize> = controls
+            .iter()
+            .filter(|v| (v.pipe.control == Some(Control::DrainNoCommit)) == drain)
+            .map(|v| job_of(v, &p, 0, &mut jobs))
+            .collect();
+        if !mine.is_empty() {
+            ctl.push((p, mine, job_of(&catalogue[0], &p, 0, &mut jobs)));
+        }
+    }
     let builds = kernel::build_all(e, &jobs);
     let mut ready: Vec<Option<GemmKernel>> = Vec::new();
     for (job, built) in jobs.into_iter().zip(builds) {
@@ -143,8 +159,11 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
         }
     }
     let stress_runs = o.runs.div_ceil(3).max(1);
-    repeated(e, &ready, &stress, &problems[0].1, stress_runs, false, o.seed, &tag, report)?;
-    repeated(e, &ready, &ctl, &control_problem, o.runs, true, o.seed, &tag, report)
+    repeated(e, &ready, &stress, &problems[0].1, stress_runs, None, o.seed, &tag, report)?;
+    for (p, jobs, base) in &ctl {
+        repeated(e, &ready, jobs, p, o.runs, Some(*base), o.seed, &tag, report)?;
+    }
+    Ok(())
 }
 
 /// SASS attestation (movement and math) and the occupancy cross-check of every clean build.
@@ -175,8 +194,9 @@ fn evidence(e: &Engine, ready: &[Option<GemmKernel>], tag: &str, report: &mut Su
     }
 }
 
-/// Each of `jobs` `runs` times on fresh inputs of `p`. A correct variant must pass every run; a
-/// control (`expect_caught`) must be caught by validation, or a bounded wait, on every run.
+/// Each of `jobs` `runs` times on fresh inputs of `p`. A correct variant must pass every run. A
+/// control (given the `sync` build to compare with bit for bit on every element, beside the
+/// sampled reference) must be caught on every run, by either or by a bounded wait.
 #[allow(clippy::too_many_arguments)]
 fn repeated(
     e: &Engine,
@@ -184,7 +204,7 @@ fn repeated(
     jobs: &[usize],
     p: &Problem,
     runs: usize,
-    expect_caught: bool,
+    baseline: Option<usize>,
     seed: u64,
     tag: &str,
     report: &mut SuiteReport,
@@ -196,11 +216,15 @@ fn repeated(
         crate::interrupt::check()?;
         let x = Inputs::new(*p, seed ^ 0xC0_417 ^ (r as u64) << 20);
         let mut d = Buffers::upload(&e.gpu, &x)?;
+        let base = match baseline.and_then(|b| ready[b].as_ref()) {
+            Some(b) => Some(b.run_checked(e, &mut d, r as u32)?),
+            None => None,
+        };
         for (n, &j) in jobs.iter().enumerate() {
             let Some(k) = &ready[j] else { continue };
-            let why = match judge(e, k, &mut d, &x, &elements, (None, None), r as u32 + 1) {
-                Ok((_, v)) if v[0].passed() => None,
-                Ok((_, v)) => Some(v[0].summary()),
+            let why = match judge(e, k, &mut d, &x, &elements, (None, base.as_deref()), r as u32 + 1) {
+                Ok((_, v)) if v.iter().all(|v| v.passed()) => None,
+                Ok((_, v)) => Some(v.iter().filter(|v| !v.passed()).map(|v| v.summary()).collect::<Vec<_>>().join("; ")),
                 Err(err) if e.healthy() => Some(err.to_string()),
                 Err(err) => return Err(err),
             };
@@ -214,7 +238,7 @@ fn repeated(
     }
     for (n, &j) in jobs.iter().enumerate() {
         let Some(k) = &ready[j] else { continue };
-        let (name, ok, detail) = if expect_caught {
+        let (name, ok, detail) = if baseline.is_some() {
             (
                 format!("control {} {tag}: caught {}/{runs}", k.name(), caught[n]),
                 caught[n] == runs,

@@ -6,7 +6,7 @@
 //!   min_blocks}, control, status, detail, build options, resources (registers, shared memory,
 //!   occupancy and its limiter), sass (movement attestation), math (HMMA + LDSM or FFMA),
 //!   completion, validation[] {case, verdicts[] {against, checked, failures, max_ratio, worst}},
-//!   timing, tflops, pct_of_cublas, speedup_vs_sync
+//!   timing, tflops, pct_of_cublas, speedup_vs_sync, speedup_vs_regprefetch (same tile only)
 //! - `notes[]`
 
 use super::Status;
@@ -76,6 +76,8 @@ pub struct GemmResult {
     pub tflops: Option<f64>,
     pub pct_of_cublas: Option<f64>,
     pub speedup_vs_sync: Option<f64>,
+    /// Over the register double buffer on the same tile (pre-Ampere pipelining).
+    pub speedup_vs_regprefetch: Option<f64>,
 }
 
 impl GemmResult {
@@ -91,4 +93,95 @@ impl GemmResult {
 /// TFLOP/s of `flops` in `ms`.
 pub fn tflops(flops: u64, ms: f64) -> f64 {
     flops as f64 / (ms * 1e9)
+}
+
+pub const HEADER: [&str; 15] = [
+    "variant",
+    "tile",
+    "stages",
+    "B/copy",
+    "regs",
+    "smem KiB",
+    "blocks/SM",
+    "movement",
+    "math",
+    "status",
+    "median us",
+    "TFLOP/s",
+    "% cuBLAS",
+    "vs sync",
+    "vs regprefetch",
+];
+/// The columns that hold one number.
+pub const RIGHT: [usize; 10] = [2, 3, 4, 5, 6, 10, 11, 12, 13, 14];
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or("-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+/// cuBLAS first, then one row per variant (a failed or skipped one with its status and no time).
+pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
+    let c = &r.cublas;
+    let mut out = vec![[
+        format!("cuBLAS {}", c.version.as_deref().unwrap_or("")).trim_end().to_string(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        "-".into(),
+        c.status.label().into(),
+        num(c.timing.as_ref().map(|t| t.device.median * 1e3), 1),
+        num(c.tflops, 1),
+        if c.tflops.is_some() { "100.0".into() } else { "-".into() },
+        "-".into(),
+        "-".into(),
+    ]];
+    for v in &r.variants {
+        let res = v.resources.as_ref();
+        out.push([
+            v.name.clone(),
+            v.tile.label(),
+            v.stages.to_string(),
+            v.copy_bytes.to_string(),
+            res.map_or("-".into(), |r| r.function.registers.to_string()),
+            res.map_or("-".into(), |r| format!("{:.0}", r.dynamic_smem as f64 / 1024.0)),
+            res.map_or("-".into(), |r| format!("{} ({})", r.occupancy.blocks_per_sm, r.occupancy.limiter.name())),
+            v.sass.as_ref().map_or("-".into(), |s| s.attestation.label()),
+            v.math.as_ref().map_or("-".into(), |m| m.label()),
+            v.status.label().into(),
+            num(v.timing.as_ref().map(|t| t.device.median * 1e3), 1),
+            num(v.tflops, 1),
+            num(v.pct_of_cublas, 1),
+            num(v.speedup_vs_sync, 2),
+            num(v.speedup_vs_regprefetch, 2),
+        ]);
+    }
+    out
+}
+
+/// Why each variant that did not pass failed or was skipped.
+pub fn problems(r: &GemmRun) -> Vec<String> {
+    let mut out: Vec<String> = r
+        .variants
+        .iter()
+        .filter(|v| v.status != Status::Passed)
+        .map(|v| format!("{} {}: {}", v.name, v.status.label(), v.detail.as_deref().unwrap_or("")))
+        .collect();
+    if let Some(why) = &r.cublas.detail {
+        out.push(format!("cuBLAS {}: {why}", r.cublas.status.label()));
+    }
+    out
+}
+
+impl GemmRun {
+    pub fn write(&self, path: &std::path::Path) -> crate::Result<()> {
+        let json = serde_json::to_string_pretty(self).expect("results serialise");
+        if let Some(dir) = path.parent() {
+            crate::fsio::create_dir_all(dir)?;
+        }
+        crate::fsio::write_atomic(path, json.as_bytes())
+    }
 }

@@ -13,7 +13,7 @@ fn table(header: &[&str]) -> Table {
 }
 
 /// A terminal table; the columns in `right` (numbers) aligned right.
-pub(crate) fn render<R: IntoIterator<Item = String>>(
+pub fn render<R: IntoIterator<Item = String>>(
     header: &[&str],
     right: &[usize],
     rows: impl IntoIterator<Item = R>,

@@ -3,22 +3,8 @@
 
 use super::Record;
 use crate::model::{self, Comparison, StageTimes};
-use plotters::prelude::*;
+use crate::plot::{Series, log_lines};
 use std::collections::BTreeMap;
-
-fn palette(i: usize) -> RGBColor {
-    const C: [RGBColor; 8] = [
-        RGBColor(31, 119, 180),
-        RGBColor(255, 127, 14),
-        RGBColor(44, 160, 44),
-        RGBColor(214, 39, 40),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-        RGBColor(227, 119, 194),
-        RGBColor(127, 127, 127),
-    ];
-    C[i % C.len()]
-}
 
 /// Whole-pipeline records grouped by variant, sorted by tile count.
 fn by_variant(records: &[Record]) -> BTreeMap<String, Vec<&Record>> {
@@ -30,98 +16,6 @@ fn by_variant(records: &[Record]) -> BTreeMap<String, Vec<&Record>> {
         v.sort_by_key(|r| r.tiles);
     }
     m
-}
-
-type Series = Vec<(String, Vec<(f64, f64)>)>;
-
-fn log_lines(
-    title: &str,
-    x_desc: &str,
-    y_desc: &str,
-    series: &Series,
-    hline: Option<(f64, &str)>,
-    log_y: bool,
-) -> Result<String, String> {
-    let pts = series.iter().flat_map(|(_, p)| p.iter());
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
-    for &(x, y) in pts {
-        x0 = x0.min(x);
-        x1 = x1.max(x);
-        y0 = y0.min(y);
-        y1 = y1.max(y);
-    }
-    if let Some((h, _)) = hline {
-        y0 = y0.min(h);
-        y1 = y1.max(h);
-    }
-    if x0 > x1 {
-        return Err("no points to plot".into());
-    }
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (900, 560)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut b = ChartBuilder::on(&root);
-        b.caption(title, ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(70);
-        macro_rules! finish {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc(x_desc)
-                    .y_desc(y_desc)
-                    .draw()
-                    .map_err(|e| e.to_string())?;
-                for (i, (name, p)) in series.iter().enumerate() {
-                    let c = palette(i);
-                    chart
-                        .draw_series(LineSeries::new(p.iter().copied(), c.stroke_width(2)))
-                        .map_err(|e| e.to_string())?
-                        .label(name.as_str())
-                        .legend(move |(x, y)| {
-                            PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                        });
-                    chart
-                        .draw_series(p.iter().map(|&q| Circle::new(q, 3, c.filled())))
-                        .map_err(|e| e.to_string())?;
-                }
-                if let Some((h, label)) = hline {
-                    chart
-                        .draw_series(LineSeries::new([(x0, h), (x1, h)], BLACK.stroke_width(1)))
-                        .map_err(|e| e.to_string())?
-                        .label(label)
-                        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
-                }
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK)
-                    .draw()
-                    .map_err(|e| e.to_string())?;
-            }};
-        }
-        let (ylo, yhi) = if log_y {
-            (y0 * 0.8, y1 * 1.25)
-        } else {
-            (0.0, y1 * 1.1)
-        };
-        if log_y {
-            finish!(
-                b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (ylo..yhi).log_scale())
-                    .map_err(|e| e.to_string())?
-            );
-        } else {
-            finish!(
-                b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), ylo..yhi)
-                    .map_err(|e| e.to_string())?
-            );
-        }
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(svg)
 }
 
 /// Device time per tile (us) against tile count: falls while fill and drain amortise, then flattens.

@@ -4,6 +4,7 @@
 
 use super::{Layout, Problem};
 use crate::dtype::DType;
+use crate::sass::{Attestation, Census};
 use crate::variant::{BuildConfig, Claim, Control, Mechanism, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -29,12 +30,17 @@ impl Tile {
         }
     }
 
-    /// The tuned tile: f32 as the family's but two blocks per SM; f16/bf16 128 x 256 x 32 on 8
-    /// warps of 64 x 64 (twice the operand reuse per slice).
-    pub fn tuned(dtype: DType) -> Tile {
+    /// The tuned tiles: f32 with two blocks per SM, or 32-wide slices (half the barriers per
+    /// flop); f16/bf16 with 8 warps of 64 x 32 (half the registers, two blocks per SM), or 8 warps
+    /// of 64 x 64 on 128 x 256 (64-wide slices) or 256 x 128.
+    pub fn tuned(dtype: DType) -> Vec<Tile> {
         match dtype {
-            DType::F32 => Tile::new(128, 128, 16, 4, 2, 2),
-            _ => Tile::new(128, 256, 32, 2, 4, 1),
+            DType::F32 => vec![Tile::new(128, 128, 16, 4, 2, 2), Tile::new(128, 128, 32, 4, 2, 1)],
+            _ => vec![
+                Tile::new(128, 128, 32, 2, 4, 2),
+                Tile::new(128, 256, 64, 2, 4, 1),
+                Tile::new(256, 128, 32, 4, 2, 1),
+            ],
         }
     }
 
@@ -66,14 +72,15 @@ impl Tile {
         (a + b).div_ceil(128) * 128
     }
 
-    /// "BMxBNxBK", with "-2b" where the registers are budgeted for two blocks per SM.
+    /// "BMxBNxBK-Ww" (W warps), with "-2b" where the registers are budgeted for two blocks per SM.
     pub fn label(&self) -> String {
         let blocks = if self.min_blocks > 1 {
             format!("-{}b", self.min_blocks)
         } else {
             String::new()
         };
-        format!("{}x{}x{}{blocks}", self.bm, self.bn, self.bk)
+        let warps = self.warps_m * self.warps_n;
+        format!("{}x{}x{}-{warps}w{blocks}", self.bm, self.bn, self.bk)
     }
 }
 
@@ -117,9 +124,10 @@ impl GemmVariant {
         if dtype == DType::F32 {
             v.push(GemmVariant::new(Variant::cpasync(3, 4), fam, false));
         }
-        let tuned = Tile::tuned(dtype);
-        v.push(GemmVariant::new(Variant::cpasync(4, 16), tuned, true));
-        v.push(GemmVariant::new(Variant::cpasync(3, 16), tuned, true));
+        for t in Tile::tuned(dtype) {
+            v.push(GemmVariant::new(Variant::cpasync(4, 16), t, true));
+            v.push(GemmVariant::new(Variant::cpasync(3, 16), t, true));
+        }
         v
     }
 
@@ -234,6 +242,29 @@ pub fn compute_opcodes(dtype: DType) -> &'static [&'static str] {
     }
 }
 
+/// Does a build's census show the math its precision claims (and, for f32, no tensor cores)?
+pub fn math_attestation(census: Option<&Census>, dtype: DType) -> Attestation {
+    let Some(c) = census else {
+        return Attestation::Unverified {
+            reason: "no disassembler: the math was not checked".into(),
+        };
+    };
+    let emitted = ["HMMA", "LDSM", "FFMA"]
+        .iter()
+        .map(|op| format!("{op} x{}", c.count(op)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let want = compute_opcodes(dtype);
+    if want.iter().all(|op| c.count(op) > 0) && (dtype != DType::F32 || c.count("HMMA") == 0) {
+        Attestation::Attested { evidence: emitted }
+    } else {
+        Attestation::Mismatch {
+            claimed: want.join(" + "),
+            emitted,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,7 +295,7 @@ mod tests {
                 assert_eq!(v.tile, fam, "{}", v.name);
             }
             for layout in [Layout::Kn, Layout::Nk] {
-                for t in [fam, Tile::tuned(dt)] {
+                for t in std::iter::once(fam).chain(Tile::tuned(dt)) {
                     assert_eq!(t.slot_bytes(dt, layout) % 128, 0);
                     assert!(5 * t.slot_bytes(dt, layout) <= 227 * 1024 || t != fam);
                 }
@@ -286,6 +317,23 @@ mod tests {
         let sync = GemmVariant::catalogue(DType::Bf16)[0].fit(&odd);
         assert_eq!(sync.pipe.copy_bytes, 2);
         assert!(sync.can_implement(&odd).is_ok());
+    }
+
+    #[test]
+    fn math_must_match_the_precision() {
+        let census = |ops: &[(&str, u32)]| Census {
+            kernel: "k".into(),
+            total: 1,
+            opcodes: ops.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
+        };
+        let mma = census(&[("HMMA.16816.F32.BF16", 64), ("LDSM.16.M88.4", 16)]);
+        assert!(math_attestation(Some(&mma), DType::Bf16).is_attested());
+        assert!(!math_attestation(Some(&mma), DType::F32).is_attested());
+        let ffma = census(&[("FFMA", 1024)]);
+        assert!(math_attestation(Some(&ffma), DType::F32).is_attested());
+        let no_ldsm = census(&[("HMMA.16816.F32.BF16", 64), ("FFMA", 3)]);
+        assert!(!math_attestation(Some(&no_ldsm), DType::F16).is_attested());
+        assert!(!math_attestation(None, DType::F32).is_attested());
     }
 
     #[test]

@@ -1,0 +1,159 @@
+//! `run` and `check` with `--workload gemm`: the GEMM engine, its table and its suite.
+
+use super::args::{Format, GemmArgs, GpuArgs};
+use super::print;
+use std::path::Path;
+use std::process::ExitCode;
+use tilepipe::bench::TimingOptions;
+use tilepipe::dtype::DType;
+use tilepipe::gemm::suite::{GemmSuiteOptions, run_suite};
+use tilepipe::gemm::sweep::{self, GemmSweepOptions};
+use tilepipe::gemm::{GemmOptions, run, selected};
+use tilepipe::report::formats::md_table;
+use tilepipe::report::{Status, gemm, table};
+use tilepipe::workload::gemm::{Layout, Problem};
+
+/// `run --workload gemm`.
+pub fn cmd_run(
+    g: &GemmArgs,
+    gpu: &GpuArgs,
+    (dtype, seed): (DType, u64),
+    variants: Option<String>,
+    timing: TimingOptions,
+    (out, format): (Option<&Path>, Format),
+) -> anyhow::Result<ExitCode> {
+    let problem = Problem::new(g.m, g.n, g.k, g.layout, dtype)?;
+    selected(dtype, variants.as_deref())?;
+    if let Some(dir) = out {
+        tilepipe::fsio::writable_dir(dir)?;
+    }
+    let e = gpu.engine(format)?;
+    print::notice(&e.info().summary());
+    let opts = GemmOptions {
+        problem,
+        seed,
+        variants,
+        timing,
+        command: std::env::args().collect(),
+    };
+    let r = run(&e, &opts)?;
+    let stats = e.cache_stats();
+    match format {
+        Format::Json => print::document(&serde_json::to_string_pretty(&r)?),
+        Format::Markdown => print::document(&md_table(&gemm::HEADER, &gemm::RIGHT, gemm::rows(&r))),
+        Format::Csv => print::document(
+            &std::iter::once(gemm::HEADER.join(","))
+                .chain(gemm::rows(&r).iter().map(|row| row.join(",")))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Format::Table => {
+            print::line(&format!(
+                "gemm {} ({:.1} GFLOP); cubin cache: {} hits, {} compiled; cuBLAS: {}",
+                problem.label(),
+                problem.flops() as f64 / 1e9,
+                stats.hits,
+                stats.compiled,
+                r.cublas.math
+            ));
+            print::line(&table::render(&gemm::HEADER, &gemm::RIGHT, gemm::rows(&r)));
+        }
+    }
+    for p in gemm::problems(&r).iter().chain(&r.notes) {
+        print::notice(p);
+    }
+    if let Some(dir) = out {
+        let path = dir.join("results.json");
+        r.write(&path)?;
+        print::notice(&format!("wrote {}", path.display()));
+    }
+    let bad = r.variants.iter().any(|v| !matches!(v.status, Status::Passed | Status::Skipped));
+    Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `check --workload gemm`.
+pub fn cmd_check(
+    gpu: &GpuArgs,
+    dtypes: Vec<DType>,
+    layouts: Vec<Layout>,
+    (variants, runs, seed): (Option<String>, usize, u64),
+    (out, format): (Option<&Path>, Format),
+) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = out {
+        tilepipe::fsio::writable_dir(dir)?;
+    }
+    let e = gpu.engine(format)?;
+    print::notice(&format!("{}; {}", e.info().summary(), e.tc.describe()));
+    let opts = GemmSuiteOptions {
+        dtypes,
+        layouts,
+        variants,
+        runs,
+        seed,
+    };
+    let report = run_suite(&e, &opts)?;
+    if format == Format::Table {
+        print::skipped(&report);
+    }
+    if let Some(dir) = out {
+        tilepipe::fsio::write_atomic(&dir.join("check.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
+    }
+    print::suite_end(&report, format);
+    if let Some(why) = &report.stopped {
+        print::notice(&format!("the suite stopped early: {why}"));
+        return Ok(ExitCode::from(if tilepipe::interrupt::requested() { 130 } else { 1 }));
+    }
+    Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `sweep --workload gemm`: gemm-sweep.jsonl (a point per line, as measured) and two plots.
+pub fn cmd_sweep(gpu: &GpuArgs, o: GemmSweepOptions, out: &Path, format: Format) -> anyhow::Result<ExitCode> {
+    if o.ks.is_empty() {
+        anyhow::bail!("--ks is empty: give at least one K");
+    }
+    for &k in &o.ks {
+        Problem::new(o.m, o.n, k, o.layout, o.dtype)?;
+    }
+    tilepipe::fsio::writable_dir(out)?;
+    let e = gpu.engine(format)?;
+    print::notice(&e.info().summary());
+    let jsonl = out.join("gemm-sweep.jsonl");
+    let mut lines = String::new();
+    let points = sweep::sweep(&e, &o, |p| {
+        lines.push_str(&serde_json::to_string(p).expect("points serialise"));
+        lines.push('\n');
+        tilepipe::fsio::write_atomic(&jsonl, lines.as_bytes())
+    })?;
+    for (name, svg) in [("gemm-k.svg", sweep::plot_k(&points)), ("gemm-stages.svg", sweep::plot_stages(&points))] {
+        match svg {
+            Ok(svg) => tilepipe::fsio::write_atomic(&out.join(name), svg.as_bytes())?,
+            Err(why) => print::notice(&format!("{name} not drawn: {why}")),
+        }
+    }
+    let header = ["variant", "K", "K slices", "median us", "TFLOP/s", "blocks/SM", "limiter", "smem KiB"];
+    let rows = points.iter().map(|p| {
+        [
+            p.variant.clone(),
+            p.problem.k.to_string(),
+            p.k_steps.to_string(),
+            format!("{:.1}", p.median_ms * 1e3),
+            format!("{:.1}", p.tflops),
+            p.blocks_per_sm.to_string(),
+            p.limiter.clone(),
+            (p.dynamic_smem / 1024).to_string(),
+        ]
+    });
+    match format {
+        Format::Json => print::document(&serde_json::to_string_pretty(&points)?),
+        Format::Markdown => print::document(&md_table(&header, &[1, 2, 3, 4, 5, 7], rows)),
+        Format::Csv => print::document(
+            &std::iter::once(header.join(","))
+                .chain(rows.map(|r| r.join(",")))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Format::Table => print::line(&table::render(&header, &[1, 2, 3, 4, 5, 7], rows)),
+    }
+    print::notice(&format!("wrote {} and the plots gemm-k.svg, gemm-stages.svg", jsonl.display()));
+    Ok(ExitCode::SUCCESS)
+}
