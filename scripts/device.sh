@@ -35,6 +35,17 @@ for s in "$@"; do
         timeout 200 $bin sweep --workload gemm --gemm-dtype $dt --out "$d/$dt" > "$d/$dt.log" 2>&1
         echo "$dt exit $?"; grep -E "^│ [a-z]" "$d/$dt.log" | cut -c1-160
       done ;;
+    gemm-perf2)
+      for spec in "bf16 kn 8192 8192 8192 all" "bf16 nk 8192 8192 8192 all" "f32 kn 4096 4096 4096 all" "f32 kn 8192 8192 8192 cpasync" \
+                  "f32 kn 1280 1280 1280 all" "bf16 kn 1280 1280 1280 cpasync-cg16-s2,cpasync-cg16-s4" \
+                  "bf16 nk 16 14336 4096 cpasync-cg16-s2,cpasync-cg16-s4" "bf16 nk 128 14336 4096 cpasync-cg16-s2,cpasync-cg16-s4" \
+                  "bf16 nk 4096 14336 4096 cpasync-cg16-s2,cpasync-cg16-s4" "bf16 nk 4096 4096 14336 cpasync-cg16-s2,cpasync-cg16-s4" \
+                  "bf16 nk 4099 3072 1000 cpasync-cg16-s2,cpasync-cg16-s4"; do
+        set -- $spec
+        sel=""; [ "$6" != all ] && sel="--variants $6"
+        timeout 200 $bin run --workload gemm --dtype $1 --layout $2 --m $3 --n $4 --k $5 $sel --out "$d/$1-$2-$3-$4-$5" > "$d/$1-$2-$3-$4-$5.log" 2>&1
+        echo "$spec exit $?"; grep -E "^│ [a-zA-Z]" "$d/$1-$2-$3-$4-$5.log" | awk -F'┆' '{print $1 $3 $6 $10 $11 $12 $13 $14 $15}' | cut -c1-200; grep -E "FAILED|ERROR" "$d/$1-$2-$3-$4-$5.log" | cut -c1-250 | head -5
+      done ;;
     gemm-smoke)
       timeout 150 $bin run --workload gemm --dtype f32 --m 1280 --n 1280 --k 1280 --out "$d/f32" > "$d/f32.log" 2>&1
       echo "f32 exit $?"; grep -vE "^\[" "$d/f32.log" | cut -c1-260 | tail -30

@@ -35,10 +35,11 @@ struct Gemm : GemmTiles {
         const int lane = ctid & 31;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
-            u32 af[MI][4], bf[NI][2];
+            u32 af[MI][4];
 #pragma unroll
             for (int i = 0; i < MI; ++i)
                 ldmatrix_x4(af[i], sa + TileA::offset(wm + i * 16 + (lane & 15), (kk + (lane >> 4) * 8) * ESIZE));
+            // B two n-tiles at a time, used at once: fewer fragments live, so more blocks fit
 #pragma unroll
             for (int j = 0; j < NI / 2; ++j) {
                 u32 r[4];
@@ -49,15 +50,13 @@ struct Gemm : GemmTiles {
                 ldmatrix_x4_trans(r, sb + TileB::offset(kk + (lane & 7) + (lane >> 3 & 1) * 8,
                                                         (wn + j * 16 + (lane >> 4) * 8) * ESIZE));
 #endif
-                bf[2 * j][0] = r[0];
-                bf[2 * j][1] = r[1];
-                bf[2 * j + 1][0] = r[2];
-                bf[2 * j + 1][1] = r[3];
+                const u32 b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
+#pragma unroll
+                for (int i = 0; i < MI; ++i) {
+                    mma_16816(acc[i][2 * j], af[i], b0);
+                    mma_16816(acc[i][2 * j + 1], af[i], b1);
+                }
             }
-#pragma unroll
-            for (int i = 0; i < MI; ++i)
-#pragma unroll
-                for (int j = 0; j < NI; ++j) mma_16816(acc[i][j], af[i], bf[j]);
         }
     }
 
