@@ -22,7 +22,7 @@ struct __align__(64) GemmParams {
     const elem_t* a;       // [M x K], row stride lda
     const elem_t* b;       // [K x N] or [N x K], row stride ldb
     elem_t* c;             // [M x N], row stride ldc
-    const elem_t* zeros;   // at least COPY_BYTES of zeros: the source of every copy unit past an edge
+    const elem_t* zeros;   // a valid address the zero-filled copies past an edge name (they read nothing)
     long long lda, ldb, ldc;
     int m, n, k;
     int tiles_m, tiles_n;
@@ -67,6 +67,7 @@ struct GemmTiles {
     static constexpr int B_UPR = B_COLS * ESIZE / COPY_BYTES;
     static constexpr int MAX_UNITS = A_UNITS + B_ROWS * B_UPR;
     static constexpr int SLOT_BYTES = (TileA::BYTES + TileB::BYTES + 127) / 128 * 128;
+    static constexpr bool ZERO_FILL = true;
 
     const GemmParams& p;
     int m0, n0, ksteps;
@@ -85,10 +86,11 @@ struct GemmTiles {
     __device__ __forceinline__ bool has(int k) const { return k < ksteps; }
 
     // The copies of one K slice. A unit lies wholly inside the matrix or wholly outside (the host
-    // checks that K, N and every row stride are multiples of CE); outside, it copies zeros, so the
-    // tail slices add nothing and every mechanism sees the same bytes.
+    // checks that K, N and every row stride are multiples of CE); outside, its source is nullptr and
+    // it lands as zeros (zero-fill cp.async; zero registers when staged), so the tail slices add
+    // nothing, every mechanism sees the same bytes, and no copy reads past an edge.
     struct Step {
-        const elem_t *a, *b, *zeros;
+        const elem_t *a, *b;
         long long lda, ldb;
         int mrows, nrows, kcols;  // what is left of M, N and K from this slice's corner
         __device__ __forceinline__ int units() const { return MAX_UNITS; }
@@ -96,13 +98,13 @@ struct GemmTiles {
             const elem_t* src;
             if (u < A_UNITS) {
                 const int r = u / A_UPR, c = u % A_UPR * CE;
-                src = r < mrows && c < kcols ? a + r * lda + c : zeros;
+                src = r < mrows && c < kcols ? a + r * lda + c : nullptr;
             } else {
                 const int v = u - A_UNITS, r = v / B_UPR, c = v % B_UPR * CE;
 #if B_NK
-                src = r < nrows && c < kcols ? b + r * ldb + c : zeros;
+                src = r < nrows && c < kcols ? b + r * ldb + c : nullptr;
 #else
-                src = r < kcols && c < nrows ? b + r * ldb + c : zeros;
+                src = r < kcols && c < nrows ? b + r * ldb + c : nullptr;
 #endif
             }
             return reinterpret_cast<const char*>(src);
@@ -120,8 +122,9 @@ struct GemmTiles {
 #else
         const elem_t* b = p.b + (long long)k0 * p.ldb + n0;
 #endif
-        return {p.a + (long long)m0 * p.lda + k0, b, p.zeros, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
+        return {p.a + (long long)m0 * p.lda + k0, b, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
     }
+    __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
 
     __device__ __forceinline__ void store(int row, int col, float v) const {
         if (row < p.m && col < p.n) p.c[(long long)row * p.ldc + col] = from_float(v);

@@ -36,11 +36,9 @@ for s in "$@"; do
         echo "$dt exit $?"; grep -E "^│ [a-z]" "$d/$dt.log" | cut -c1-160
       done ;;
     gemm-perf2)
-      for spec in "bf16 kn 8192 8192 8192 all" "bf16 nk 8192 8192 8192 all" "f32 kn 4096 4096 4096 all" "f32 kn 8192 8192 8192 cpasync" \
-                  "f32 kn 1280 1280 1280 all" "bf16 kn 1280 1280 1280 cpasync-cg16-s2,cpasync-cg16-s4" \
-                  "bf16 nk 16 14336 4096 cpasync-cg16-s2,cpasync-cg16-s4" "bf16 nk 128 14336 4096 cpasync-cg16-s2,cpasync-cg16-s4" \
-                  "bf16 nk 4096 14336 4096 cpasync-cg16-s2,cpasync-cg16-s4" "bf16 nk 4096 4096 14336 cpasync-cg16-s2,cpasync-cg16-s4" \
-                  "bf16 nk 4099 3072 1000 cpasync-cg16-s2,cpasync-cg16-s4"; do
+      specs=${GEMM_SPECS:-"bf16,kn,8192,8192,8192,all bf16,nk,8192,8192,8192,all f32,kn,4096,4096,4096,all f32,kn,8192,8192,8192,cpasync f32,kn,1280,1280,1280,all bf16,kn,1280,1280,1280,cpasync-cg16-s2,cpasync-cg16-s4 bf16,nk,16,14336,4096,cpasync-cg16-s2,cpasync-cg16-s4 bf16,nk,128,14336,4096,cpasync-cg16-s2,cpasync-cg16-s4 bf16,nk,4096,14336,4096,cpasync-cg16-s2,cpasync-cg16-s4 bf16,nk,4096,4096,14336,cpasync-cg16-s2,cpasync-cg16-s4 bf16,nk,4099,3072,1000,cpasync-cg16-s2,cpasync-cg16-s4"}
+      for spec in $specs; do
+        spec=$(echo "$spec" | sed 's/,/ /; s/,/ /; s/,/ /; s/,/ /; s/,/ /')
         set -- $spec
         sel=""; [ "$6" != all ] && sel="--variants $6"
         timeout 200 $bin run --workload gemm --dtype $1 --layout $2 --m $3 --n $4 --k $5 $sel --out "$d/$1-$2-$3-$4-$5" > "$d/$1-$2-$3-$4-$5.log" 2>&1

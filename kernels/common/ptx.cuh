@@ -31,6 +31,22 @@ __device__ __forceinline__ void cp_async_ca(void* dst, const void* src) {
                  : "memory");
 }
 
+// Zero-fill forms: src_bytes (0 or the copy's size) bytes are read, the rest of the copy lands as
+// zeros; a copy past a matrix edge reads nothing.
+__device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, u32 src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(gmem_addr(src)),
+                 "r"(src_bytes)
+                 : "memory");
+}
+
+template <int BYTES>
+__device__ __forceinline__ void cp_async_ca_zfill(void* dst, const void* src, u32 src_bytes) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(dst)), "l"(gmem_addr(src)),
+                 "n"(BYTES), "r"(src_bytes)
+                 : "memory");
+}
+
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 
 // Waits until at most N of this thread's committed groups are still in flight.

@@ -34,6 +34,7 @@ static_assert(sizeof(RowParams) == 256, "host and device disagree on RowParams")
 struct RowTiles {
     static constexpr int SLOT_BYTES = ((TILE_ROWS * ROW_BYTES) + 127) / 128 * 128;
     static constexpr int MAX_UNITS = TILE_ROWS * UNITS_ROW;
+    static constexpr bool ZERO_FILL = false;  // every unit lies inside the view
 
     const RowParams& p;
     int first, G;

@@ -8,11 +8,20 @@ __device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid)
     if (!w.has(k)) return;  // draining: never copy past the last step
     unsigned char* const slot = slot_ptr<W>(s);
     for_my_units(w, k, tid, [&](int, const char* src, int dst) {
+        if constexpr (W::ZERO_FILL) {
+            const u32 bytes = src ? COPY_BYTES : 0U;
 #if COPY_BYTES == 16 && CP_CG
-        cp_async_cg16(slot + dst, src);
+            cp_async_cg16_zfill(slot + dst, src ? src : w.zero_src(), bytes);
 #else
-        cp_async_ca<COPY_BYTES>(slot + dst, src);
+            cp_async_ca_zfill<COPY_BYTES>(slot + dst, src ? src : w.zero_src(), bytes);
 #endif
+        } else {
+#if COPY_BYTES == 16 && CP_CG
+            cp_async_cg16(slot + dst, src);
+#else
+            cp_async_ca<COPY_BYTES>(slot + dst, src);
+#endif
+        }
     });
 }
 

@@ -5,6 +5,8 @@
 //   step(k)                             step k's copies, worked out once per step, as an object with
 //     units(), unit_src(u), unit_dst(u)    per-thread copies of COPY_BYTES: source, byte offset in the slot
 //     rows(), row_src(r), row_dst(r), row_bytes()   row copies (bulk, memcpy_async)
+//   ZERO_FILL                           true if unit_src(u) may be nullptr: a unit past the data's edge,
+//                                       landing as zeros (cp.async reads nothing for it, naming zero_src())
 //   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
 //   consume(slot, k, ctid, between)     the compute body on step k's slot, by every consumer thread;
 //                                       `between` runs where a refill would break it (early-release control)

@@ -20,7 +20,13 @@ struct Staged {
 template <class W>
 __device__ __forceinline__ void stage_load(const W& w, int k, int tid, Staged<W>& st) {
     if (!w.has(k)) return;
-    for_my_units(w, k, tid, [&](int i, const char* src, int) { st.v[i] = __ldg(reinterpret_cast<const typename Staged<W>::T*>(src)); });
+    using T = typename Staged<W>::T;
+    for_my_units(w, k, tid, [&](int i, const char* src, int) {
+        if constexpr (W::ZERO_FILL)
+            st.v[i] = src ? __ldg(reinterpret_cast<const T*>(src)) : T{};
+        else
+            st.v[i] = __ldg(reinterpret_cast<const T*>(src));
+    });
 }
 
 template <class W>
