@@ -8,6 +8,7 @@ use crate::kernels::{self, Built};
 use crate::progress::Progress;
 use crate::toolchain::Toolchain;
 use crate::{Error, Result};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -109,8 +110,32 @@ impl Engine {
             && self.gpu.finish("a health probe", HANG_LIMIT).is_ok()
     }
 
+    /// Builds every job in parallel (NVRTC is thread-safe) with `build`, counting cache hits and
+    /// compiles, one progress step each, named by `label`.
+    pub fn build_each<J: Sync>(
+        &self,
+        jobs: &[J],
+        label: impl Fn(&J) -> String + Sync,
+        build: impl Fn(&J) -> Result<Built> + Sync,
+    ) -> Vec<Result<Built>> {
+        self.progress.stage("build", jobs.len() as u64);
+        let out = jobs
+            .par_iter()
+            .map(|j| {
+                let b = build(j);
+                if let Ok(b) = &b {
+                    self.count_build(b);
+                }
+                self.progress.step(&label(j));
+                b
+            })
+            .collect();
+        self.progress.done();
+        out
+    }
+
     /// Counts a build as a cache hit or a compile and passes on what the cache said about it.
-    pub fn count_build(&self, b: &Built) {
+    fn count_build(&self, b: &Built) {
         b.cache_warnings.iter().for_each(|w| self.progress.note(w));
         let counter = if b.cache_hit {
             &self.cache_hits

@@ -11,7 +11,6 @@ use crate::variant::{BuildConfig, Control, Variant};
 use crate::workload::rows::{self, RowParams};
 use crate::workload::{HostData, View, Workload};
 use crate::{Error, Result, dtype::DType};
-use rayon::prelude::*;
 
 pub use crate::engine::{CacheStats, Engine, HANG_LIMIT, WAIT_TIMEOUT_NS, sources_note};
 
@@ -52,11 +51,11 @@ impl Harness {
 
     /// Builds every job in parallel (NVRTC is thread-safe), through the cache.
     pub fn build_all(&self, jobs: &[(Variant, BuildConfig)]) -> Vec<Result<Built>> {
-        self.progress.stage("build", jobs.len() as u64);
-        let out: Vec<Result<Built>> = jobs
-            .par_iter()
-            .map(|(v, cfg)| {
-                let b = kernels::build(
+        self.build_each(
+            jobs,
+            |(v, cfg)| format!("{} {}", v.name, cfg.dtype),
+            |(v, cfg)| {
+                kernels::build(
                     self.workload,
                     v,
                     cfg,
@@ -64,16 +63,9 @@ impl Harness {
                     &self.tc,
                     self.nvrtc_version(),
                     &self.cache,
-                );
-                if let Ok(b) = &b {
-                    self.count_build(b);
-                }
-                self.progress.step(&format!("{} {}", v.name, cfg.dtype));
-                b
-            })
-            .collect();
-        self.progress.done();
-        out
+                )
+            },
+        )
     }
 
     /// SASS evidence of a build. Stress, timeline and stage-probe builds are not examined: their

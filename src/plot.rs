@@ -104,7 +104,7 @@ pub fn with_legend(
 
 /// The colour of series i.
 pub fn palette(i: usize) -> RGBColor {
-    const C: [RGBColor; 8] = [
+    const C: [RGBColor; 12] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -113,6 +113,10 @@ pub fn palette(i: usize) -> RGBColor {
         RGBColor(140, 86, 75),
         RGBColor(227, 119, 194),
         RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+        RGBColor(0, 0, 0),
+        RGBColor(255, 187, 120),
     ];
     C[i % C.len()]
 }
@@ -120,15 +124,26 @@ pub fn palette(i: usize) -> RGBColor {
 /// Named lines of (x, y) points.
 pub type Series = Vec<(String, Vec<(f64, f64)>)>;
 
-/// Lines over a log-scale x (and y with `log_y`), points marked, with an optional labelled
-/// horizontal line (a ceiling).
-pub fn log_lines(
+/// How a line plot's axes are scaled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Log x, linear y from 0.
+    LogX,
+    /// Log x and log y.
+    LogXY,
+    /// Linear x and linear y from 0 (a handful of x values, such as stage counts).
+    Linear,
+}
+
+/// Lines over axes scaled as `scale`, points marked, with an optional labelled horizontal line
+/// (a ceiling).
+pub fn lines(
     title: &str,
     x_desc: &str,
     y_desc: &str,
     series: &Series,
     hline: Option<(f64, &str)>,
-    log_y: bool,
+    scale: Scale,
 ) -> Result<String, String> {
     let pts = series.iter().flat_map(|(_, p)| p.iter());
     let (mut x0, mut x1, mut y0, mut y1) = (f64::MAX, f64::MIN, f64::MAX, f64::MIN);
@@ -191,21 +206,23 @@ pub fn log_lines(
                     .map_err(|e| e.to_string())?;
             }};
         }
-        let (ylo, yhi) = if log_y {
-            (y0 * 0.8, y1 * 1.25)
-        } else {
-            (0.0, y1 * 1.1)
+        let (ylo, yhi) = match scale {
+            Scale::LogXY => (y0 * 0.8, y1 * 1.25),
+            _ => (0.0, y1 * 1.1),
         };
-        if log_y {
-            finish!(
+        match scale {
+            Scale::LogXY => finish!(
                 b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), (ylo..yhi).log_scale())
                     .map_err(|e| e.to_string())?
-            );
-        } else {
-            finish!(
+            ),
+            Scale::LogX => finish!(
                 b.build_cartesian_2d((x0 * 0.8..x1 * 1.25).log_scale(), ylo..yhi)
                     .map_err(|e| e.to_string())?
-            );
+            ),
+            Scale::Linear => finish!(
+                b.build_cartesian_2d((x0 - 0.5)..(x1 + 0.5), ylo..yhi)
+                    .map_err(|e| e.to_string())?
+            ),
         }
         root.present().map_err(|e| e.to_string())?;
     }

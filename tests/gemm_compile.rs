@@ -4,32 +4,21 @@
 //! FFMA). Needs NVRTC and the CUDA headers; skipped with the reason without them, unless
 //! TILEPIPE_REQUIRE_NVRTC is set (CI).
 
+mod common;
+
 use rayon::prelude::*;
 use tilepipe::arch::Arch;
 use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::kernels;
 use tilepipe::sass;
-use tilepipe::toolchain::Toolchain;
 use tilepipe::workload::gemm::catalogue::{GemmVariant, math_attestation};
 use tilepipe::workload::gemm::{KERNEL, Layout, Problem};
 
 #[test]
 fn every_gemm_build_compiles_and_attests() {
-    let tc = Toolchain::discover();
-    let found = tilepipe::gpu::nvrtc::version()
-        .map_err(|e| e.to_string())
-        .and_then(|v| match tc.include_dirs.is_empty() {
-            true => Err("no CUDA headers (set CUDA_HOME)".to_string()),
-            false => Ok(v),
-        });
-    let nvrtc = match found {
-        Ok((a, b)) => format!("{a}.{b}"),
-        Err(why) if std::env::var_os("TILEPIPE_REQUIRE_NVRTC").is_none() => {
-            eprintln!("skipped: {why}; .ci/run installs NVRTC and the headers");
-            return;
-        }
-        Err(why) => panic!("TILEPIPE_REQUIRE_NVRTC is set: {why}"),
+    let Some((tc, nvrtc)) = common::nvrtc() else {
+        return;
     };
     let (sm90, sm80): (Arch, Arch) = ("sm_90".parse().unwrap(), "sm_80".parse().unwrap());
     let mut jobs: Vec<(GemmVariant, Problem, u32, Arch)> = Vec::new();
@@ -46,17 +35,30 @@ fn every_gemm_build_compiles_and_attests() {
                 }
             }
             if layout == Layout::Kn {
-                jobs.extend(GemmVariant::controls(dt).into_iter().map(|v| (v, p, 0, sm90)));
+                jobs.extend(
+                    GemmVariant::controls(dt)
+                        .into_iter()
+                        .map(|v| (v, p, 0, sm90)),
+                );
                 let base = GemmVariant::catalogue(dt).remove(0);
                 jobs.push((base, p, 3, sm90));
             }
             if (dt == DType::F32) == (layout == Layout::Kn) {
-                jobs.extend(GemmVariant::catalogue(dt).into_iter().map(|v| (v, p, 0, sm80)));
+                jobs.extend(
+                    GemmVariant::catalogue(dt)
+                        .into_iter()
+                        .map(|v| (v, p, 0, sm80)),
+                );
             }
         }
     }
     jobs.par_iter().for_each(|(v, p, stress, arch)| {
-        let label = format!("{} {} {} {arch} stress {stress}", v.name, p.dtype, p.layout.name());
+        let label = format!(
+            "{} {} {} {arch} stress {stress}",
+            v.name,
+            p.dtype,
+            p.layout.name()
+        );
         let built = kernels::build_with(
             KERNEL,
             &label,
@@ -69,7 +71,11 @@ fn every_gemm_build_compiles_and_attests() {
         .unwrap_or_else(|e| panic!("{label}: {e}"));
         if *stress == 0 && tc.nvdisasm.is_some() {
             let ev = sass::examine(&built.cubin, &tc, KERNEL.entry, v.claim()).unwrap();
-            assert!(ev.attestation.is_attested(), "{label}: {}", ev.attestation.label());
+            assert!(
+                ev.attestation.is_attested(),
+                "{label}: {}",
+                ev.attestation.label()
+            );
             let math = math_attestation(ev.census.as_ref(), p.dtype);
             assert!(math.is_attested(), "{label}: {}", math.label());
         }

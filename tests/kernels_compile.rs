@@ -4,6 +4,8 @@
 //! them, with CUDA_HOME). Without them it says so and is skipped, unless TILEPIPE_REQUIRE_NVRTC is
 //! set (CI), where a missing NVRTC fails it.
 
+mod common;
+
 use rayon::prelude::*;
 use tilepipe::arch::Arch;
 use tilepipe::dtype::DType;
@@ -15,22 +17,9 @@ use tilepipe::variant::{BuildConfig, Variant};
 
 #[test]
 fn every_build_compiles_and_attests() {
-    let tc = Toolchain::discover();
-    let found = tilepipe::gpu::nvrtc::version()
-        .map_err(|e| e.to_string())
-        .and_then(|v| match tc.include_dirs.is_empty() {
-            true => Err("no CUDA headers (set CUDA_HOME)".to_string()),
-            false => Ok(v),
-        });
-    let (a, b) = match found {
-        Ok(v) => v,
-        Err(why) if std::env::var_os("TILEPIPE_REQUIRE_NVRTC").is_none() => {
-            eprintln!("skipped: {why}; .ci/run installs NVRTC and the headers");
-            return;
-        }
-        Err(why) => panic!("TILEPIPE_REQUIRE_NVRTC is set: {why}"),
+    let Some((tc, nvrtc)) = common::nvrtc() else {
+        return;
     };
-    let nvrtc = format!("{a}.{b}");
     for w in tilepipe::workload::all() {
         every_build_of(w, &tc, &nvrtc);
     }

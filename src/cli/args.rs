@@ -96,7 +96,7 @@ impl WorkloadArg {
         match self {
             WorkloadArg::Rows(w) => Ok(w),
             WorkloadArg::Gemm => Err(tilepipe::Error::InvalidArgument(
-                "--workload gemm is taken by `run` and `check`; this command takes rmsnorm or copy"
+                "--workload gemm is taken by `run`, `check` and `sweep` only; allowed here: rmsnorm, copy"
                     .into(),
             )),
         }

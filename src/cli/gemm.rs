@@ -67,8 +67,15 @@ pub fn cmd_run(
         r.write(&path)?;
         print::notice(&format!("wrote {}", path.display()));
     }
-    let bad = r.variants.iter().any(|v| !matches!(v.status, Status::Passed | Status::Skipped));
-    Ok(if bad { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let bad = r
+        .variants
+        .iter()
+        .any(|v| !matches!(v.status, Status::Passed | Status::Skipped));
+    Ok(if bad {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// `check --workload gemm`.
@@ -92,22 +99,16 @@ pub fn cmd_check(
         seed,
     };
     let report = run_suite(&e, &opts)?;
-    if format == Format::Table {
-        print::skipped(&report);
-    }
-    if let Some(dir) = out {
-        tilepipe::fsio::write_atomic(&dir.join("check.json"), serde_json::to_string_pretty(&report)?.as_bytes())?;
-    }
-    print::suite_end(&report, format);
-    if let Some(why) = &report.stopped {
-        print::notice(&format!("the suite stopped early: {why}"));
-        return Ok(ExitCode::from(if tilepipe::interrupt::requested() { 130 } else { 1 }));
-    }
-    Ok(if report.failed() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    super::check::end_suite(&report, out, format)
 }
 
 /// `sweep --workload gemm`: gemm-sweep.jsonl (a point per line, as measured) and two plots.
-pub fn cmd_sweep(gpu: &GpuArgs, o: GemmSweepOptions, out: &Path, format: Format) -> anyhow::Result<ExitCode> {
+pub fn cmd_sweep(
+    gpu: &GpuArgs,
+    o: GemmSweepOptions,
+    out: &Path,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
     if o.ks.is_empty() {
         anyhow::bail!("--ks is empty: give at least one K");
     }
@@ -124,13 +125,25 @@ pub fn cmd_sweep(gpu: &GpuArgs, o: GemmSweepOptions, out: &Path, format: Format)
         lines.push('\n');
         tilepipe::fsio::write_atomic(&jsonl, lines.as_bytes())
     })?;
-    for (name, svg) in [("gemm-k.svg", sweep::plot_k(&points)), ("gemm-stages.svg", sweep::plot_stages(&points))] {
+    for (name, svg) in [
+        ("gemm-k.svg", sweep::plot_k(&points)),
+        ("gemm-stages.svg", sweep::plot_stages(&points)),
+    ] {
         match svg {
             Ok(svg) => tilepipe::fsio::write_atomic(&out.join(name), svg.as_bytes())?,
             Err(why) => print::notice(&format!("{name} not drawn: {why}")),
         }
     }
-    let header = ["variant", "K", "K slices", "median us", "TFLOP/s", "blocks/SM", "limiter", "smem KiB"];
+    let header = [
+        "variant",
+        "K",
+        "K slices",
+        "median us",
+        "TFLOP/s",
+        "blocks/SM",
+        "limiter",
+        "smem KiB",
+    ];
     let rows = points.iter().map(|p| {
         [
             p.variant.clone(),
@@ -154,6 +167,9 @@ pub fn cmd_sweep(gpu: &GpuArgs, o: GemmSweepOptions, out: &Path, format: Format)
         ),
         Format::Table => print::line(&table::render(&header, &[1, 2, 3, 4, 5, 7], rows)),
     }
-    print::notice(&format!("wrote {} and the plots gemm-k.svg, gemm-stages.svg", jsonl.display()));
+    print::notice(&format!(
+        "wrote {} and the plots gemm-k.svg, gemm-stages.svg",
+        jsonl.display()
+    ));
     Ok(ExitCode::SUCCESS)
 }

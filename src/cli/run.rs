@@ -58,6 +58,11 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ..TimingOptions::default()
     };
     if let WorkloadArg::Gemm = a.gpu.workload {
+        if a.timeline.is_some() || a.explain_timing {
+            anyhow::bail!(tilepipe::Error::InvalidArgument(
+                "--timeline and --explain-timing take the row workloads; allowed with --workload gemm: --m --n --k --layout --dtype --variants --out".into()
+            ));
+        }
         return super::gemm::cmd_run(
             &a.gemm,
             &a.gpu,
@@ -72,7 +77,10 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         Variant::select(a.gpu.workload.rows()?.catalogue(), Some(list))?;
     }
     let traced = match &a.timeline {
-        Some(list) => Some(Variant::select(a.gpu.workload.rows()?.catalogue(), Some(list))?),
+        Some(list) => Some(Variant::select(
+            a.gpu.workload.rows()?.catalogue(),
+            Some(list),
+        )?),
         None => None,
     };
     if let Some(dir) = &a.out {

@@ -6,10 +6,10 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::bench::{MAX_REPEATS, TimingOptions};
-use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
-use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
 use tilepipe::dtype::DType;
 use tilepipe::gemm::sweep::GemmSweepOptions;
+use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
 use tilepipe::workload::gemm::Layout;
 use tilepipe::{child, fsio, meminfo};
 
@@ -29,7 +29,11 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 4096)]
     n: usize,
     /// GEMM: the K of each point, comma-separated (the trip count axis).
-    #[arg(long, value_delimiter = ',', default_value = "32,64,128,256,512,1024,2048,4096,8192")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "32,64,128,256,512,1024,2048,4096,8192"
+    )]
     ks: Vec<usize>,
     /// GEMM: B's layout (kn: [K x N], nk: [N x K]).
     #[arg(long, value_enum, default_value_t = Layout::Kn)]

@@ -1,14 +1,14 @@
 //! cuBLAS beside tilepipe's kernels: the same problem on the same stream, its C a second reference
 //! for the numbers, its time measured by the same loop. Missing cuBLAS is a skip with its reason.
 
+use super::kernel::Buffers;
+use crate::Result;
 use crate::bench::{TimingOptions, time_with};
 use crate::gpu::cublas::{Blas, GemmDesc};
 use crate::harness::{Engine, HANG_LIMIT};
 use crate::report::Status;
 use crate::report::gemm::{Peer, tflops};
 use crate::workload::gemm::Layout;
-use crate::Result;
-use super::kernel::Buffers;
 
 /// How cuBLAS is asked to compute: f32 accumulation, never TF32.
 const MATH: &str = "cublasGemmEx, CUBLAS_COMPUTE_32F with the default math mode (TF32 off), A, B and C in the run's precision";

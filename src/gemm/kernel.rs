@@ -12,7 +12,6 @@ use crate::sass::{self, Attestation, SassEvidence};
 use crate::workload::gemm::catalogue::{GemmVariant, math_attestation};
 use crate::workload::gemm::data::{GemmParams, Inputs};
 use crate::workload::gemm::{KERNEL, Problem};
-use rayon::prelude::*;
 
 /// What one build is for: a variant on a problem's precision and layout, clean or stressed.
 #[derive(Debug, Clone)]
@@ -34,11 +33,11 @@ pub struct GemmKernel {
 
 /// Builds every job in parallel through the cache.
 pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
-    e.progress.stage("build", jobs.len() as u64);
-    let out = jobs
-        .par_iter()
-        .map(|j| {
-            let b = kernels::build_with(
+    e.build_each(
+        jobs,
+        |j| format!("{} {}", j.variant.name, j.problem.dtype),
+        |j| {
+            kernels::build_with(
                 KERNEL,
                 &format!("{} [{}]", KERNEL.entry, j.variant.name),
                 j.variant.defines(&j.problem, j.stress),
@@ -46,16 +45,9 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
                 &e.tc,
                 e.nvrtc_version(),
                 &e.cache,
-            );
-            if let Ok(b) = &b {
-                e.count_build(b);
-            }
-            e.progress.step(&format!("{} {}", j.variant.name, j.problem.dtype));
-            b
-        })
-        .collect();
-    e.progress.done();
-    out
+            )
+        },
+    )
 }
 
 /// Examines, loads and sizes one build. Stressed builds take their clean build's evidence.

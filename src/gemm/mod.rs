@@ -12,10 +12,10 @@ use crate::harness::Engine;
 use crate::report::Status;
 use crate::report::gemm::{CaseVerdicts, GemmResult, GemmRun, tflops};
 use crate::variant::{Mechanism, STRESS_BOTH};
+use crate::workload::gemm::Problem;
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
 use crate::workload::gemm::reference::{self, Verdict};
-use crate::workload::gemm::Problem;
 use crate::{Error, Result};
 use kernel::{Buffers, GemmKernel, Job};
 
@@ -89,25 +89,18 @@ impl GemmResult {
 
 /// Why `v` cannot run on this GPU for `p`, if it cannot.
 pub fn unsupported(e: &Engine, v: &GemmVariant, p: &Problem) -> Option<String> {
-    let sm = e.info().arch.sm();
-    let m = v.pipe.mechanism;
-    if sm < m.min_sm() {
-        return Some(format!("{} needs sm_{} or newer (this GPU is sm_{sm})", m.name(), m.min_sm()));
-    }
-    let smem = v.dynamic_smem(p);
-    if smem > e.info().smem_per_block_optin {
-        return Some(format!(
-            "{} stages x {} B slots = {smem} B of shared memory exceeds the {} B a block may use",
-            v.pipe.stages,
-            v.tile.slot_bytes(p.dtype, p.layout),
-            e.info().smem_per_block_optin
-        ));
-    }
-    v.can_implement(p).err()
+    let slot = v.tile.slot_bytes(p.dtype, p.layout);
+    v.pipe
+        .unfit(e.info().arch.sm(), e.info().smem_per_block_optin, slot)
+        .or_else(|| v.can_implement(p).err())
 }
 
 /// Builds and loads `jobs`, recording why any failed in `results[index]`.
-fn prepare(e: &Engine, jobs: Vec<(usize, Job)>, results: &mut [GemmResult]) -> Vec<(usize, GemmKernel)> {
+fn prepare(
+    e: &Engine,
+    jobs: Vec<(usize, Job)>,
+    results: &mut [GemmResult],
+) -> Vec<(usize, GemmKernel)> {
     let builds = kernel::build_all(e, &jobs.iter().map(|(_, j)| j.clone()).collect::<Vec<_>>());
     let mut ready = Vec::new();
     for ((i, job), built) in jobs.into_iter().zip(builds) {
@@ -120,9 +113,16 @@ fn prepare(e: &Engine, jobs: Vec<(usize, Job)>, results: &mut [GemmResult]) -> V
                     results[i].sass = Some(k.sass.clone());
                     results[i].math = Some(k.math.clone());
                     if !k.sass.attestation.is_attested() && k.sass.census.is_some() {
-                        results[i].fail(Status::Failed, format!("SASS: {}", k.sass.attestation.label()));
-                    } else if let crate::sass::Attestation::Mismatch { claimed, emitted } = &k.math {
-                        results[i].fail(Status::Failed, format!("math: claimed {claimed}, emitted {emitted}"));
+                        results[i].fail(
+                            Status::Failed,
+                            format!("SASS: {}", k.sass.attestation.label()),
+                        );
+                    } else if let crate::sass::Attestation::Mismatch { claimed, emitted } = &k.math
+                    {
+                        results[i].fail(
+                            Status::Failed,
+                            format!("math: claimed {claimed}, emitted {emitted}"),
+                        );
                     }
                 }
                 ready.push((i, k));
@@ -168,7 +168,14 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
             Some(why) => results[i].fail(Status::Skipped, why),
             None => {
                 for stress in [0, STRESS_BOTH] {
-                    jobs.push((i, Job { variant: v.clone(), problem: p, stress }));
+                    jobs.push((
+                        i,
+                        Job {
+                            variant: v.clone(),
+                            problem: p,
+                            stress,
+                        },
+                    ));
                 }
             }
         }
@@ -180,13 +187,12 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
         });
     }
     let ready = prepare(e, jobs, &mut results);
-    let (clean, stressed): (Vec<_>, Vec<_>) = ready.into_iter().partition(|(_, k)| k.job.stress == 0);
+    let (clean, stressed): (Vec<_>, Vec<_>) =
+        ready.into_iter().partition(|(_, k)| k.job.stress == 0);
     let blas = cublas::Library::open(e);
     let mut out = GemmRun {
         tilepipe_version: env!("CARGO_PKG_VERSION").into(),
-        created_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        created_unix_s: crate::report::now_unix_s(),
         command: o.command.clone(),
         device: e.info().clone(),
         toolchain: e.tc.clone(),
@@ -197,7 +203,8 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
         notes: Vec::new(),
     };
     let mut last = None;
-    e.progress.stage("validate", (problems.len() * clean.len()) as u64);
+    e.progress
+        .stage("validate", (problems.len() * clean.len()) as u64);
     for (ci, q) in problems.iter().enumerate() {
         let seed = o.seed ^ (ci as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let x = Inputs::new(*q, seed);
@@ -214,13 +221,29 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
                 .as_ref()
                 .filter(|(b, _)| b.tile == k.job.variant.tile)
                 .map(|(_, c)| c.as_slice());
-            match judge(e, k, &mut d, &x, &elements, (cublas_c.as_deref(), same_tile), seed as u32) {
+            match judge(
+                e,
+                k,
+                &mut d,
+                &x,
+                &elements,
+                (cublas_c.as_deref(), same_tile),
+                seed as u32,
+            ) {
                 Ok((c, verdicts)) => {
-                    let bad: Vec<String> = verdicts.iter().filter(|v| !v.passed()).map(Verdict::summary).collect();
+                    let bad: Vec<String> = verdicts
+                        .iter()
+                        .filter(|v| !v.passed())
+                        .map(Verdict::summary)
+                        .collect();
                     if !bad.is_empty() {
-                        results[*i].fail(Status::Failed, format!("{}: {}", q.label(), bad.join("; ")));
+                        results[*i]
+                            .fail(Status::Failed, format!("{}: {}", q.label(), bad.join("; ")));
                     }
-                    results[*i].validation.push(CaseVerdicts { case: q.label(), verdicts });
+                    results[*i].validation.push(CaseVerdicts {
+                        case: q.label(),
+                        verdicts,
+                    });
                     if k.job.variant.is_baseline() && bad.is_empty() {
                         baseline = Some((k.job.variant.clone(), c));
                     }
@@ -266,7 +289,9 @@ fn under_stress(
             }
             match judge(e, k, &mut d, &x, &elements, (None, None), r + 1) {
                 Ok((_, v)) if v[0].passed() => {}
-                Ok((_, v)) => results[*i].fail(Status::Failed, format!("under stress: {}", v[0].summary())),
+                Ok((_, v)) => {
+                    results[*i].fail(Status::Failed, format!("under stress: {}", v[0].summary()))
+                }
                 Err(err) => results[*i].fail(Status::Failed, format!("under stress: {err}")),
             }
         }
@@ -288,7 +313,10 @@ fn measure(
     let p = o.problem;
     out.cublas = blas.time(e, d, &o.timing)?;
     let cublas_ms = out.cublas.timing.as_ref().map(|t| t.device.median);
-    let timed: Vec<&(usize, GemmKernel)> = clean.iter().filter(|(i, _)| results[*i].status == Status::Passed).collect();
+    let timed: Vec<&(usize, GemmKernel)> = clean
+        .iter()
+        .filter(|(i, _)| results[*i].status == Status::Passed)
+        .collect();
     e.progress.stage("time", timed.len() as u64);
     let mut times = Vec::new();
     for (i, k) in timed {

@@ -49,7 +49,11 @@ const CONTROL_CASE: (usize, usize, usize) = (4096, 4096, 256);
 const DRAIN_CASE: (usize, usize, usize) = (4096, 4096, 16);
 
 fn wanted(v: &GemmVariant, filter: Option<&str>) -> bool {
-    filter.is_none_or(|f| f.split(',').map(str::trim).any(|w| !w.is_empty() && v.name.starts_with(w)))
+    filter.is_none_or(|f| {
+        f.split(',')
+            .map(str::trim)
+            .any(|w| !w.is_empty() && v.name.starts_with(w))
+    })
 }
 
 pub fn run_suite(e: &Engine, o: &GemmSuiteOptions) -> Result<SuiteReport> {
@@ -68,23 +72,42 @@ pub fn run_suite(e: &Engine, o: &GemmSuiteOptions) -> Result<SuiteReport> {
 /// A variant fitted to one problem, built clean or stressed; keyed so each build happens once.
 type Key = (String, u32, u32);
 
-fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report: &mut SuiteReport) -> Result<()> {
+fn group(
+    e: &Engine,
+    o: &GemmSuiteOptions,
+    dtype: DType,
+    layout: Layout,
+    report: &mut SuiteReport,
+) -> Result<()> {
     let tag = format!("{dtype} {}", layout.name());
     let problems: Vec<(String, Problem)> = CASES
         .iter()
-        .map(|&(what, m, n, k)| Ok((format!("{m}x{n}x{k} ({what})"), Problem::new(m, n, k, layout, dtype)?)))
+        .map(|&(what, m, n, k)| {
+            Ok((
+                format!("{m}x{n}x{k} ({what})"),
+                Problem::new(m, n, k, layout, dtype)?,
+            ))
+        })
         .collect::<Result<_>>()?;
-    let catalogue: Vec<GemmVariant> =
-        GemmVariant::catalogue(dtype).into_iter().filter(|v| v.is_baseline() || wanted(v, o.variants.as_deref())).collect();
-    let controls: Vec<GemmVariant> =
-        GemmVariant::controls(dtype).into_iter().filter(|v| wanted(v, o.variants.as_deref())).collect();
+    let catalogue: Vec<GemmVariant> = GemmVariant::catalogue(dtype)
+        .into_iter()
+        .filter(|v| v.is_baseline() || wanted(v, o.variants.as_deref()))
+        .collect();
+    let controls: Vec<GemmVariant> = GemmVariant::controls(dtype)
+        .into_iter()
+        .filter(|v| wanted(v, o.variants.as_deref()))
+        .collect();
     // every (variant, problem) pair that can run, and the builds they need
     let mut jobs: Vec<Job> = Vec::new();
     let mut index: HashMap<Key, usize> = HashMap::new();
     let mut job_of = |v: &GemmVariant, p: &Problem, stress: u32, jobs: &mut Vec<Job>| -> usize {
         let key = (v.name.clone(), v.pipe.copy_bytes, stress);
         *index.entry(key).or_insert_with(|| {
-            jobs.push(Job { variant: v.clone(), problem: *p, stress });
+            jobs.push(Job {
+                variant: v.clone(),
+                problem: *p,
+                stress,
+            });
             jobs.len() - 1
         })
     };
@@ -93,7 +116,9 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
         for v in &catalogue {
             let v = v.fit(p);
             match unsupported(e, &v, p) {
-                Some(why) => report.skipped.push(format!("{} {tag} {label}: {why}", v.name)),
+                Some(why) => report
+                    .skipped
+                    .push(format!("{} {tag} {label}: {why}", v.name)),
                 None => plan.push((pi, job_of(&v, p, 0, &mut jobs))),
             }
         }
@@ -139,11 +164,18 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
         for &(_, j) in plan.iter().filter(|(q, _)| *q == pi) {
             crate::interrupt::check()?;
             let Some(k) = &ready[j] else { continue };
-            let same_tile = baseline.as_ref().filter(|(b, _)| b.tile == k.job.variant.tile).map(|(_, c)| c.as_slice());
+            let same_tile = baseline
+                .as_ref()
+                .filter(|(b, _)| b.tile == k.job.variant.tile)
+                .map(|(_, c)| c.as_slice());
             let name = format!("{} {tag} {label}", k.name());
             match judge(e, k, &mut d, &x, &elements, (None, same_tile), seed as u32) {
                 Ok((c, verdicts)) => {
-                    let bad: Vec<String> = verdicts.iter().filter(|v| !v.passed()).map(|v| v.summary()).collect();
+                    let bad: Vec<String> = verdicts
+                        .iter()
+                        .filter(|v| !v.passed())
+                        .map(|v| v.summary())
+                        .collect();
                     if k.job.variant.is_baseline() && bad.is_empty() {
                         baseline = Some((k.job.variant.clone(), c));
                     }
@@ -159,9 +191,29 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
         }
     }
     let stress_runs = o.runs.div_ceil(3).max(1);
-    repeated(e, &ready, &stress, &problems[0].1, stress_runs, None, o.seed, &tag, report)?;
+    repeated(
+        e,
+        &ready,
+        &stress,
+        &problems[0].1,
+        stress_runs,
+        None,
+        o.seed,
+        &tag,
+        report,
+    )?;
     for (p, jobs, base) in &ctl {
-        repeated(e, &ready, jobs, p, o.runs, Some(*base), o.seed, &tag, report)?;
+        repeated(
+            e,
+            &ready,
+            jobs,
+            p,
+            o.runs,
+            Some(*base),
+            o.seed,
+            &tag,
+            report,
+        )?;
     }
     Ok(())
 }
@@ -169,11 +221,17 @@ fn group(e: &Engine, o: &GemmSuiteOptions, dtype: DType, layout: Layout, report:
 /// SASS attestation (movement and math) and the occupancy cross-check of every clean build.
 fn evidence(e: &Engine, ready: &[Option<GemmKernel>], tag: &str, report: &mut SuiteReport) {
     for k in ready.iter().flatten().filter(|k| k.job.stress == 0) {
-        let name = format!("{} {tag} (copy width {} B)", k.name(), k.job.variant.pipe.copy_bytes);
+        let name = format!(
+            "{} {tag} (copy width {} B)",
+            k.name(),
+            k.job.variant.pipe.copy_bytes
+        );
         let a = &k.sass.attestation;
         let ok = a.is_attested() && k.math.is_attested();
         let detail = match (a, &k.math) {
-            (Attestation::Attested { evidence }, Attestation::Attested { evidence: m }) => format!("{evidence}; {m}"),
+            (Attestation::Attested { evidence }, Attestation::Attested { evidence: m }) => {
+                format!("{evidence}; {m}")
+            }
             _ => format!("movement: {}; math: {}", a.label(), k.math.label()),
         };
         report.record(&e.progress, format!("sass {name}"), ok, detail);
@@ -222,9 +280,23 @@ fn repeated(
         };
         for (n, &j) in jobs.iter().enumerate() {
             let Some(k) = &ready[j] else { continue };
-            let why = match judge(e, k, &mut d, &x, &elements, (None, base.as_deref()), r as u32 + 1) {
+            let why = match judge(
+                e,
+                k,
+                &mut d,
+                &x,
+                &elements,
+                (None, base.as_deref()),
+                r as u32 + 1,
+            ) {
                 Ok((_, v)) if v.iter().all(|v| v.passed()) => None,
-                Ok((_, v)) => Some(v.iter().filter(|v| !v.passed()).map(|v| v.summary()).collect::<Vec<_>>().join("; ")),
+                Ok((_, v)) => Some(
+                    v.iter()
+                        .filter(|v| !v.passed())
+                        .map(|v| v.summary())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                ),
                 Err(err) if e.healthy() => Some(err.to_string()),
                 Err(err) => return Err(err),
             };
@@ -242,10 +314,18 @@ fn repeated(
             (
                 format!("control {} {tag}: caught {}/{runs}", k.name(), caught[n]),
                 caught[n] == runs,
-                format!("{}; first: {}", k.job.variant.pipe.control.map_or("", |c| c.describe()), first[n]),
+                format!(
+                    "{}; first: {}",
+                    k.job.variant.pipe.control.map_or("", |c| c.describe()),
+                    first[n]
+                ),
             )
         } else {
-            (format!("stress {} {tag}: {runs} runs", k.name()), caught[n] == 0, first[n].clone())
+            (
+                format!("stress {} {tag}: {runs} runs", k.name()),
+                caught[n] == 0,
+                first[n].clone(),
+            )
         };
         report.record(&e.progress, name, ok, detail);
     }

@@ -7,7 +7,7 @@ use super::kernel::{self, Buffers, Job};
 use super::{judge, unsupported};
 use crate::bench::{TimingOptions, time_with};
 use crate::harness::Engine;
-use crate::plot::{Series, log_lines};
+use crate::plot::{Scale, Series, lines};
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
 use crate::workload::gemm::reference::{self, Verdict};
@@ -54,19 +54,28 @@ fn family(dtype: crate::dtype::DType) -> Vec<GemmVariant> {
 /// Measures every family variant at every K, validating each point (sampled f64 reference and
 /// `sync` bit for bit) before timing it. A point that fails validation is an error: a sweep of
 /// wrong results would plot nonsense.
-pub fn sweep(e: &Engine, o: &GemmSweepOptions, mut emit: impl FnMut(&GemmPoint) -> Result<()>) -> Result<Vec<GemmPoint>> {
+pub fn sweep(
+    e: &Engine,
+    o: &GemmSweepOptions,
+    mut emit: impl FnMut(&GemmPoint) -> Result<()>,
+) -> Result<Vec<GemmPoint>> {
     let variants = family(o.dtype);
     let first = Problem::new(o.m, o.n, o.ks[0], o.layout, o.dtype)?;
     let jobs: Vec<Job> = variants
         .iter()
-        .map(|v| Job { variant: v.clone(), problem: first, stress: 0 })
+        .map(|v| Job {
+            variant: v.clone(),
+            problem: first,
+            stress: 0,
+        })
         .collect();
     let mut kernels = Vec::new();
     for (job, built) in jobs.iter().zip(kernel::build_all(e, &jobs)) {
         kernels.push(kernel::prepare(e, job.clone(), built?)?);
     }
     let mut points = Vec::new();
-    e.progress.stage("sweep", (o.ks.len() * kernels.len()) as u64);
+    e.progress
+        .stage("sweep", (o.ks.len() * kernels.len()) as u64);
     for (i, &k) in o.ks.iter().enumerate() {
         let p = Problem::new(o.m, o.n, k, o.layout, o.dtype)?;
         let seed = o.seed ^ (i as u64 + 1) << 32;
@@ -78,11 +87,26 @@ pub fn sweep(e: &Engine, o: &GemmSweepOptions, mut emit: impl FnMut(&GemmPoint) 
             crate::interrupt::check()?;
             e.progress.step(&format!("{} K={k}", g.name()));
             if let Some(why) = unsupported(e, &g.job.variant, &p) {
-                return Err(Error::Unsupported { variant: g.name().into(), reason: why });
+                return Err(Error::Unsupported {
+                    variant: g.name().into(),
+                    reason: why,
+                });
             }
-            let (c, verdicts) = judge(e, g, &mut d, &x, &elements, (None, base.as_deref()), seed as u32)?;
+            let (c, verdicts) = judge(
+                e,
+                g,
+                &mut d,
+                &x,
+                &elements,
+                (None, base.as_deref()),
+                seed as u32,
+            )?;
             if let Some(bad) = verdicts.iter().find(|v| !v.passed()) {
-                return Err(Error::InvalidArgument(format!("{} at K={k} failed validation: {}", g.name(), Verdict::summary(bad))));
+                return Err(Error::InvalidArgument(format!(
+                    "{} at K={k} failed validation: {}",
+                    g.name(),
+                    Verdict::summary(bad)
+                )));
             }
             base.get_or_insert(c);
             let params = d.params(&e.gpu, g, 0);
@@ -114,10 +138,19 @@ pub fn sweep(e: &Engine, o: &GemmSweepOptions, mut emit: impl FnMut(&GemmPoint) 
 pub fn plot_k(points: &[GemmPoint]) -> Result<String, String> {
     let mut by: BTreeMap<(u32, String), Vec<(f64, f64)>> = BTreeMap::new();
     for p in points {
-        by.entry((p.stages, p.variant.clone())).or_default().push((p.k_steps as f64, p.tflops));
+        by.entry((p.stages, p.variant.clone()))
+            .or_default()
+            .push((p.k_steps as f64, p.tflops));
     }
     let series: Series = by.into_iter().map(|((_, v), pts)| (v, pts)).collect();
-    log_lines("GEMM: TFLOP/s against the K trip count", "K slices per block (log)", "TFLOP/s", &series, None, false)
+    lines(
+        "GEMM: TFLOP/s against the K trip count",
+        "K slices per block (log)",
+        "TFLOP/s",
+        &series,
+        None,
+        Scale::LogX,
+    )
 }
 
 /// TFLOP/s against stages at each K, each line labelled with the blocks per SM (and limiter) of
@@ -126,11 +159,73 @@ pub fn plot_stages(points: &[GemmPoint]) -> Result<String, String> {
     let mut by: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
     let mut resident: BTreeMap<u32, String> = BTreeMap::new();
     for p in points.iter().filter(|p| p.variant.starts_with("cpasync")) {
-        by.entry(p.problem.k).or_default().push((p.stages as f64, p.tflops));
-        resident.insert(p.stages, format!("S{} {} ({})", p.stages, p.blocks_per_sm, p.limiter));
+        by.entry(p.problem.k)
+            .or_default()
+            .push((p.stages as f64, p.tflops));
+        resident.insert(
+            p.stages,
+            format!("S{} {} ({})", p.stages, p.blocks_per_sm, p.limiter),
+        );
     }
     let occupancy: Vec<String> = resident.into_values().collect();
-    let series: Series = by.into_iter().map(|(k, pts)| (format!("K={k}"), pts)).collect();
-    let x_desc = format!("stages (log); blocks/SM: {}", occupancy.join(", "));
-    log_lines("GEMM cp.async: TFLOP/s against stages", &x_desc, "TFLOP/s", &series, None, false)
+    let series: Series = by
+        .into_iter()
+        .map(|(k, pts)| (format!("K={k}"), pts))
+        .collect();
+    let x_desc = format!("stages; blocks/SM: {}", occupancy.join(", "));
+    lines(
+        "GEMM cp.async: TFLOP/s against stages",
+        &x_desc,
+        "TFLOP/s",
+        &series,
+        None,
+        Scale::Linear,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Points an H200 measured (bf16, 4096 x 4096, K 32..8192).
+    fn h200() -> Vec<GemmPoint> {
+        include_str!("../../tests/fixtures/gemm-sweep-bf16.jsonl")
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a gemm sweep point"))
+            .collect()
+    }
+
+    #[test]
+    fn the_k_plot_draws_a_line_per_variant() {
+        let svg = plot_k(&h200()).unwrap();
+        for v in ["sync", "regprefetch", "cpasync-cg16-s2", "cpasync-cg16-s5"] {
+            assert!(svg.contains(&format!("\n{v}\n")), "{v} in the legend");
+        }
+        assert!(svg.contains("K slices per block"));
+    }
+
+    #[test]
+    fn the_stage_plot_names_each_stage_counts_residency() {
+        let svg = plot_stages(&h200()).unwrap();
+        assert!(
+            svg.contains("S2 2 (registers)") && svg.contains("S5 2 (registers)"),
+            "occupancy per stage count"
+        );
+        for k in [32, 1024, 8192] {
+            assert!(svg.contains(&format!("\nK={k}\n")), "K={k} in the legend");
+        }
+        assert!(plot_stages(&[]).is_err(), "no points, no plot");
+    }
+
+    #[test]
+    fn the_family_is_one_tile_and_full_width_copies() {
+        for dt in crate::dtype::DType::ALL {
+            let f = family(dt);
+            assert_eq!(f.len(), 6, "{dt}: sync, regprefetch, cp.async S = 2..5");
+            assert!(
+                f.iter()
+                    .all(|v| v.tile == f[0].tile && v.pipe.copy_bytes == 16)
+            );
+        }
+    }
 }

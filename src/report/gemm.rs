@@ -123,7 +123,9 @@ fn num(v: Option<f64>, digits: usize) -> String {
 pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
     let c = &r.cublas;
     let mut out = vec![[
-        format!("cuBLAS {}", c.version.as_deref().unwrap_or("")).trim_end().to_string(),
+        format!("cuBLAS {}", c.version.as_deref().unwrap_or(""))
+            .trim_end()
+            .to_string(),
         "-".into(),
         "-".into(),
         "-".into(),
@@ -135,7 +137,11 @@ pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
         c.status.label().into(),
         num(c.timing.as_ref().map(|t| t.device.median * 1e3), 1),
         num(c.tflops, 1),
-        if c.tflops.is_some() { "100.0".into() } else { "-".into() },
+        if c.tflops.is_some() {
+            "100.0".into()
+        } else {
+            "-".into()
+        },
         "-".into(),
         "-".into(),
     ]];
@@ -147,9 +153,19 @@ pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
             v.stages.to_string(),
             v.copy_bytes.to_string(),
             res.map_or("-".into(), |r| r.function.registers.to_string()),
-            res.map_or("-".into(), |r| format!("{:.0}", r.dynamic_smem as f64 / 1024.0)),
-            res.map_or("-".into(), |r| format!("{} ({})", r.occupancy.blocks_per_sm, r.occupancy.limiter.name())),
-            v.sass.as_ref().map_or("-".into(), |s| s.attestation.label()),
+            res.map_or("-".into(), |r| {
+                format!("{:.0}", r.dynamic_smem as f64 / 1024.0)
+            }),
+            res.map_or("-".into(), |r| {
+                format!(
+                    "{} ({})",
+                    r.occupancy.blocks_per_sm,
+                    r.occupancy.limiter.name()
+                )
+            }),
+            v.sass
+                .as_ref()
+                .map_or("-".into(), |s| s.attestation.label()),
             v.math.as_ref().map_or("-".into(), |m| m.label()),
             v.status.label().into(),
             num(v.timing.as_ref().map(|t| t.device.median * 1e3), 1),
@@ -168,7 +184,14 @@ pub fn problems(r: &GemmRun) -> Vec<String> {
         .variants
         .iter()
         .filter(|v| v.status != Status::Passed)
-        .map(|v| format!("{} {}: {}", v.name, v.status.label(), v.detail.as_deref().unwrap_or("")))
+        .map(|v| {
+            format!(
+                "{} {}: {}",
+                v.name,
+                v.status.label(),
+                v.detail.as_deref().unwrap_or("")
+            )
+        })
         .collect();
     if let Some(why) = &r.cublas.detail {
         out.push(format!("cuBLAS {}: {why}", r.cublas.status.label()));

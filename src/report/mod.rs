@@ -103,6 +103,13 @@ pub struct Workload {
     pub bytes_moved: u64,
 }
 
+/// Seconds since the Unix epoch, for `created_unix_s` (0 on a clock set before it).
+pub fn now_unix_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {

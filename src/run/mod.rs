@@ -108,9 +108,7 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
     let mut out = RunResults {
         schema_version: SCHEMA_VERSION,
         tilepipe_version: env!("CARGO_PKG_VERSION").into(),
-        created_unix_s: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+        created_unix_s: crate::report::now_unix_s(),
         command: o.command.clone(),
         device: h.info().clone(),
         toolchain: h.tc.clone(),

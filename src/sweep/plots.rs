@@ -3,7 +3,7 @@
 
 use super::Record;
 use crate::model::{self, Comparison, StageTimes};
-use crate::plot::{Series, log_lines};
+use crate::plot::{Scale, Series, lines};
 use std::collections::BTreeMap;
 
 /// Whole-pipeline records grouped by variant, sorted by tile count.
@@ -31,13 +31,13 @@ pub fn time_per_tile(records: &[Record]) -> Result<String, String> {
             )
         })
         .collect();
-    log_lines(
+    lines(
         "device time per tile vs tile count",
         "tiles",
         "us per tile (median launch / tiles)",
         &series,
         None,
-        true,
+        Scale::LogXY,
     )
 }
 
@@ -53,13 +53,13 @@ pub fn bandwidth(records: &[Record]) -> Result<String, String> {
         })
         .collect();
     let ceiling = records.iter().map(|r| r.ceiling_gbps).fold(0.0, f64::max);
-    log_lines(
+    lines(
         "achieved bandwidth vs size",
         "bytes moved (X read + Y written)",
         "GB/s",
         &series,
         Some((ceiling, "device-to-device copy")),
-        false,
+        Scale::LogX,
     )
 }
 
@@ -97,13 +97,13 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
             (k, p)
         })
         .collect();
-    log_lines(
+    lines(
         &format!("speedup over sync at {largest} tiles"),
         "stages (log axis)",
         "speedup (sync time / time)",
         &series,
         Some((1.0, "sync")),
-        false,
+        Scale::LogX,
     )
 }
 

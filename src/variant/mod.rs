@@ -302,21 +302,8 @@ impl Variant {
 
     /// Why this variant cannot run on this GPU at all, if it cannot.
     pub fn unsupported_on(&self, sm: u32, smem_optin: u32, cfg: &BuildConfig) -> Option<String> {
-        let m = self.mechanism;
-        if sm < m.min_sm() {
-            return Some(format!(
-                "{} needs sm_{} or newer (this GPU is sm_{sm})",
-                m.name(),
-                m.min_sm()
-            ));
-        }
-        let smem = self.dynamic_smem(cfg);
-        if smem > smem_optin {
-            return Some(format!(
-                "{} stages x {} B slots = {smem} B of shared memory exceeds the {smem_optin} B a block may use",
-                self.stages,
-                cfg.slot_bytes()
-            ));
+        if let Some(why) = self.unfit(sm, smem_optin, cfg.slot_bytes()) {
+            return Some(why);
         }
         if self.mechanism == Mechanism::Tma && cfg.tile_rows > 256 {
             return Some(format!(
@@ -325,6 +312,26 @@ impl Variant {
             ));
         }
         None
+    }
+
+    /// Why a pipeline of this variant's mechanism and stages with slots of `slot_bytes` cannot
+    /// run on an sm_`sm` GPU whose blocks may have `smem_optin` bytes of shared memory, if it cannot.
+    pub fn unfit(&self, sm: u32, smem_optin: u32, slot_bytes: u32) -> Option<String> {
+        let m = self.mechanism;
+        if sm < m.min_sm() {
+            return Some(format!(
+                "{} needs sm_{} or newer (this GPU is sm_{sm})",
+                m.name(),
+                m.min_sm()
+            ));
+        }
+        let smem = self.stages * slot_bytes;
+        (smem > smem_optin).then(|| {
+            format!(
+                "{} stages x {slot_bytes} B slots = {smem} B of shared memory exceeds the {smem_optin} B a block may use",
+                self.stages
+            )
+        })
     }
 
     /// The -D options that select this variant's pipeline (kernels/pipeline/pipeline.cuh) and

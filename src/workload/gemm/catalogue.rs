@@ -36,8 +36,14 @@ impl Tile {
     /// half its speed on the H200.)
     pub fn tuned(dtype: DType) -> Vec<Tile> {
         match dtype {
-            DType::F32 => vec![Tile::new(128, 128, 16, 4, 2, 2), Tile::new(128, 128, 32, 4, 2, 1)],
-            _ => vec![Tile::new(128, 128, 32, 2, 4, 2), Tile::new(128, 256, 64, 2, 4, 1)],
+            DType::F32 => vec![
+                Tile::new(128, 128, 16, 4, 2, 2),
+                Tile::new(128, 128, 32, 4, 2, 1),
+            ],
+            _ => vec![
+                Tile::new(128, 128, 32, 2, 4, 2),
+                Tile::new(128, 256, 64, 2, 4, 1),
+            ],
         }
     }
 
@@ -155,11 +161,19 @@ impl GemmVariant {
     /// A and B allows in `p`: a unit never straddles a row end. The variant's own width if it fits.
     pub fn fit(&self, p: &Problem) -> GemmVariant {
         let es = p.dtype.size() as u32;
-        let fits = |b: u32| b >= es && [p.lda(), p.ldb()].iter().all(|&ld| (ld as u32 * es) % b == 0);
+        let fits = |b: u32| {
+            b >= es
+                && [p.lda(), p.ldb()]
+                    .iter()
+                    .all(|&ld| (ld as u32 * es).is_multiple_of(b))
+        };
         if fits(self.pipe.copy_bytes) {
             return self.clone();
         }
-        let staged = matches!(self.pipe.mechanism, Mechanism::Sync | Mechanism::Regprefetch);
+        let staged = matches!(
+            self.pipe.mechanism,
+            Mechanism::Sync | Mechanism::Regprefetch
+        );
         let narrower = [8u32, 4, 2]
             .into_iter()
             .filter(|&b| b < self.pipe.copy_bytes && (staged || b >= 4))
@@ -182,9 +196,9 @@ impl GemmVariant {
         let es = p.dtype.size() as u32;
         let unit = self.pipe.copy_bytes;
         for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())] {
-            if (ld as u32 * es) % unit != 0 {
+            if !(ld as u32 * es).is_multiple_of(unit) {
                 return Err(format!(
-                    "rows of {name} are {ld} elements = {} bytes, not a multiple of the {unit}-byte copy unit (cp.async copies 4, 8 or 16 bytes)",
+                    "rows of {name} are {ld} elements = {} bytes, not a multiple of the {unit}-byte copy unit; cp.async copies 4, 8 or 16 bytes, so rows that take none of them run on sync and regprefetch only",
                     ld as u32 * es
                 ));
             }
@@ -288,7 +302,10 @@ mod tests {
     fn the_family_shares_one_tile_and_slots_stay_aligned() {
         for dt in DType::ALL {
             let fam = Tile::family(dt);
-            for v in GemmVariant::catalogue(dt).iter().filter(|v| !v.name.contains('x')) {
+            for v in GemmVariant::catalogue(dt)
+                .iter()
+                .filter(|v| !v.name.contains('x'))
+            {
                 assert_eq!(v.tile, fam, "{}", v.name);
             }
             for layout in [Layout::Kn, Layout::Nk] {
@@ -310,7 +327,10 @@ mod tests {
         let odd = p(1001, DType::Bf16);
         let f = cp.fit(&odd);
         let why = f.can_implement(&odd).unwrap_err();
-        assert!(why.contains("1001 elements") && why.contains("copy unit"), "{why}");
+        assert!(
+            why.contains("1001 elements") && why.contains("copy unit"),
+            "{why}"
+        );
         let sync = GemmVariant::catalogue(DType::Bf16)[0].fit(&odd);
         assert_eq!(sync.pipe.copy_bytes, 2);
         assert!(sync.can_implement(&odd).is_ok());
@@ -337,7 +357,13 @@ mod tests {
     fn defines_carry_tile_layout_and_control() {
         let c = &GemmVariant::controls(DType::Bf16)[0];
         let d = c.defines(&Problem::new(8, 8, 8, Layout::Nk, DType::Bf16).unwrap(), 0);
-        for want in ["-DB_NK=1", "-DBK=32", "-DCONSUMERS=128", "-DCONTROL=1", "-DDTYPE=2"] {
+        for want in [
+            "-DB_NK=1",
+            "-DBK=32",
+            "-DCONSUMERS=128",
+            "-DCONTROL=1",
+            "-DDTYPE=2",
+        ] {
             assert!(d.contains(&want.to_string()), "{want} in {d:?}");
         }
     }

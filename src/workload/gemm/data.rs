@@ -1,8 +1,8 @@
 //! A GEMM's inputs (seeded normal values rounded to the precision, never constants), its kernel
 //! parameters, and the launch grid.
 
-use super::catalogue::Tile;
 use super::Problem;
+use super::catalogue::Tile;
 use crate::dtype::DType;
 use crate::mechanism::Ctl;
 use bytemuck::{Pod, Zeroable};
@@ -81,7 +81,8 @@ fn normal(n: usize, dtype: DType, seed: u64) -> (Vec<u8>, Vec<f32>) {
     let vals: Vec<f32> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
         .flat_map_iter(|c| {
-            let mut rng = SmallRng::seed_from_u64(seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let mut rng =
+                SmallRng::seed_from_u64(seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let len = CHUNK.min(n - c * CHUNK);
             (0..len)
                 .map(move |_| {

@@ -126,7 +126,10 @@ mod tests {
         let p = Problem::new(3, 5, 7, Layout::Kn, DType::F32).unwrap();
         assert_eq!((p.lda(), p.ldb(), p.ldc()), (7, 5, 5));
         assert_eq!(p.b_index(2, 4), 14);
-        let q = Problem { layout: Layout::Nk, ..p };
+        let q = Problem {
+            layout: Layout::Nk,
+            ..p
+        };
         assert_eq!(q.ldb(), 7);
         assert_eq!(q.b_index(2, 4), 30);
         assert_eq!(p.flops(), 210);

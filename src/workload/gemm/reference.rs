@@ -85,12 +85,16 @@ fn sample_axis(n: usize, rng: &mut SmallRng) -> Vec<usize> {
 /// The elements the host reference checks for `p`: all of them when small, else a sampled grid.
 pub fn checked_elements(p: &Problem, seed: u64) -> Vec<(usize, usize)> {
     if p.m as u64 * p.n as u64 * p.k as u64 <= FULL_CHECK_MACS {
-        return (0..p.m).flat_map(|i| (0..p.n).map(move |j| (i, j))).collect();
+        return (0..p.m)
+            .flat_map(|i| (0..p.n).map(move |j| (i, j)))
+            .collect();
     }
     let mut rng = SmallRng::seed_from_u64(seed);
     let rows = sample_axis(p.m, &mut rng);
     let cols = sample_axis(p.n, &mut rng);
-    rows.iter().flat_map(|&i| cols.iter().map(move |&j| (i, j))).collect()
+    rows.iter()
+        .flat_map(|&i| cols.iter().map(move |&j| (i, j)))
+        .collect()
 }
 
 /// C[i][j] in f64 from the rounded inputs, and the root-sum-square of its products.
@@ -121,11 +125,17 @@ fn tally(against: &str, items: Vec<(usize, usize, f64, f64, f64)>) -> Verdict {
     };
     for (i, j, got, want, bound) in items {
         let err = (got - want).abs();
-        let ratio = if got.is_nan() { f64::INFINITY } else { err / bound };
+        let ratio = if got.is_nan() {
+            f64::INFINITY
+        } else {
+            err / bound
+        };
         if ratio.is_finite() {
             t.max_ratio = t.max_ratio.max(ratio);
         }
-        if !(ratio < 1.0) {
+        // NaN compares false: a NaN error or bound fails too
+        let within = ratio < 1.0;
+        if !within {
             t.failures += 1;
             if t.worst.is_none() {
                 t.worst = Some(format!(
@@ -181,7 +191,13 @@ pub fn against_baseline(out: &[u8], baseline: &[u8], p: &Problem) -> Verdict {
         .map(|e| {
             let same = out[e * es..(e + 1) * es] == baseline[e * es..(e + 1) * es];
             let (got, want) = (p.dtype.get(out, e), p.dtype.get(baseline, e));
-            (e / p.n, e % p.n, got, want, if same { f64::INFINITY } else { 0.0 })
+            (
+                e / p.n,
+                e % p.n,
+                got,
+                want,
+                if same { f64::INFINITY } else { 0.0 },
+            )
         })
         .collect();
     let mut v = tally("sync, bit for bit", items);
@@ -245,9 +261,19 @@ mod tests {
                 ..Inputs::new(p, 3)
             });
             let v = against_reference(&c_stale, &x, &all);
-            assert!(!v.passed() && v.worst.as_deref().unwrap().contains("C[5]"), "{dt}: {}", v.summary());
+            assert!(
+                !v.passed() && v.worst.as_deref().unwrap().contains("C[5]"),
+                "{dt}: {}",
+                v.summary()
+            );
 
-            let swapped = Inputs::new(Problem { layout: Layout::Nk, ..p }, 3);
+            let swapped = Inputs::new(
+                Problem {
+                    layout: Layout::Nk,
+                    ..p
+                },
+                3,
+            );
             let v = against_reference(&host_c(&swapped), &x, &all);
             assert!(v.failures > p.m * p.n / 2, "{dt}");
 

@@ -1,0 +1,89 @@
+//! The GEMM's arguments through the real binary: every refusal comes before the GPU opens, in one
+//! line that says what was wrong and what is allowed, with exit code 2.
+
+use assert_cmd::Command;
+
+fn refused(args: &[&str]) -> String {
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(args)
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(
+        err.contains("allowed") || err.contains("possible values"),
+        "{args:?}: {err}"
+    );
+    assert!(
+        !err.contains("no CUDA") && !err.contains("panicked"),
+        "{args:?}: {err}"
+    );
+    err
+}
+
+#[test]
+fn gemm_arguments_are_judged_before_the_gpu_opens() {
+    for (args, needle) in [
+        (
+            vec!["run", "--workload", "gemm", "--m", "0"],
+            "M = 0: allowed 1..=1048576",
+        ),
+        (
+            vec!["run", "--workload", "gemm", "--k", "2000000"],
+            "K = 2000000: allowed 1..=1048576",
+        ),
+        (
+            vec!["run", "--workload", "gemm", "--variants", "nosuch"],
+            "no gemm variant matches 'nosuch' (allowed: a name or prefix of sync, regprefetch, cpasync-cg16-s2",
+        ),
+        (
+            vec!["run", "--workload", "gemm", "--layout", "tn"],
+            "[possible values: kn, nk]",
+        ),
+        (
+            vec!["run", "--workload", "nosuch"],
+            "no workload 'nosuch' (allowed: rmsnorm, copy, gemm)",
+        ),
+        (
+            vec!["sweep", "--workload", "gemm", "--ks", "64,0"],
+            "K = 0: allowed 1..=1048576",
+        ),
+        (
+            vec!["sweep", "--workload", "gemm", "--n", "0"],
+            "N = 0: allowed",
+        ),
+        (
+            vec!["check", "--workload", "gemm", "--layouts", "kn,xx"],
+            "[possible values: kn, nk]",
+        ),
+        (
+            vec!["check", "--workload", "gemm", "--sanitize", "racecheck"],
+            "--sanitize takes the row workloads",
+        ),
+        (
+            vec!["run", "--workload", "gemm", "--timeline"],
+            "--timeline and --explain-timing take the row workloads",
+        ),
+    ] {
+        let err = refused(&args);
+        assert!(err.contains(needle), "{args:?}: wanted {needle:?} in {err}");
+    }
+}
+
+#[test]
+fn row_only_commands_refuse_the_gemm_by_name() {
+    for cmd in ["timeline", "probe", "sass"] {
+        let mut args = vec![cmd];
+        if cmd != "timeline" {
+            args.push("sync");
+        }
+        args.extend(["--workload", "gemm"]);
+        let err = refused(&args);
+        assert!(
+            err.contains("--workload gemm is taken by `run`, `check` and `sweep` only; allowed here: rmsnorm, copy"),
+            "{cmd}: {err}"
+        );
+    }
+}
