@@ -41,8 +41,6 @@ pub struct ColumnMajorCall {
     pub lda: i32,
     pub ldb: i32,
     pub ldc: i32,
-    /// True when cuBLAS's first operand is tilepipe's B.
-    pub swapped: bool,
 }
 
 fn to_i32(name: &str, v: usize) -> Result<i32> {
@@ -84,7 +82,6 @@ impl GemmDesc {
             lda: to_i32("ldb", self.ldb)?,
             ldb: to_i32("lda", self.lda)?,
             ldc: to_i32("ldc", self.ldc)?,
-            swapped: true,
         })
     }
 }
@@ -207,7 +204,8 @@ impl Blas {
         let (pa, _ra) = a.device_ptr(&self.stream);
         let (pb, _rb) = b.device_ptr(&self.stream);
         let (pc, _rc) = c.device_ptr_mut(&self.stream);
-        let (first, second) = if call.swapped { (pb, pa) } else { (pa, pb) };
+        // C^T = op(B) A^T: cuBLAS's first operand is tilepipe's B
+        let (first, second) = (pb, pa);
         // SAFETY: the handle is live and bound to self.stream; each pointer addresses its own
         // allocation, checked above to hold every element the shapes and ld values reach; C is
         // borrowed mutably so it aliases neither input; alpha and beta are host scalars, which
@@ -305,7 +303,6 @@ mod tests {
             lda: 3,
             ldb: 7,
             ldc: 3,
-            swapped: true,
         };
         assert_eq!(c, want);
     }
@@ -322,7 +319,6 @@ mod tests {
             lda: 9,
             ldb: 8,
             ldc: 6,
-            swapped: true,
         };
         assert_eq!(c, want);
     }
@@ -337,9 +333,8 @@ mod tests {
                     let a = matrix(m, k, d.lda, 0.5);
                     let b = matrix(br, bc, d.ldb, -1.25);
                     let call = d.column_major().unwrap();
-                    let (first, second) = if call.swapped { (&b, &a) } else { (&a, &b) };
                     let mut got = vec![f64::NAN; (m - 1) * d.ldc + n];
-                    gemm_cm(&call, first, second, &mut got);
+                    gemm_cm(&call, &b, &a, &mut got);
                     for i in 0..m {
                         for j in 0..n {
                             let want: f64 = (0..k)

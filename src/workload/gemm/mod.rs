@@ -89,11 +89,6 @@ impl Problem {
         2 * self.m as u64 * self.n as u64 * self.k as u64
     }
 
-    /// Bytes a perfect kernel moves: A and B read once, C written once.
-    pub fn bytes(&self) -> u64 {
-        ((self.m * self.k + self.k * self.n + self.m * self.n) * self.dtype.size()) as u64
-    }
-
     /// B[kk][j] as an element index into B's buffer, whichever the layout.
     pub fn b_index(&self, kk: usize, j: usize) -> usize {
         match self.layout {
