@@ -6,11 +6,34 @@ use crate::model::{self, Comparison, StageTimes};
 use crate::plot::{Scale, Series, lines};
 use std::collections::BTreeMap;
 
-/// Whole-pipeline records grouped by variant, sorted by tile count.
+/// The GPU a record was measured on, short ("GPU 1: NVIDIA H200", without the UUID), when the
+/// records come from more than one GPU; None when they all come from one (or do not say).
+fn gpu_of<'r>(records: &[Record], r: &'r Record) -> Option<&'r str> {
+    let first = records.first().and_then(|f| f.gpu.as_deref());
+    let several = records.iter().any(|o| o.gpu.as_deref() != first);
+    several.then(|| {
+        r.gpu
+            .as_deref()
+            .map_or("GPU unknown", |g| g.split(" (").next().unwrap_or(g))
+    })
+}
+
+/// A series' name: the label, and the GPU where several measured the sweep.
+fn named(label: &str, gpu: Option<&str>) -> String {
+    match gpu {
+        Some(g) => format!("{label} @ {g}"),
+        None => label.to_string(),
+    }
+}
+
+/// Whole-pipeline records grouped by variant (and GPU, where several measured the sweep), sorted
+/// by tile count.
 fn by_variant(records: &[Record]) -> BTreeMap<String, Vec<&Record>> {
     let mut m: BTreeMap<String, Vec<&Record>> = BTreeMap::new();
     for r in records.iter().filter(|r| r.only == 0) {
-        m.entry(r.variant.clone()).or_default().push(r);
+        m.entry(named(&r.variant, gpu_of(records, r)))
+            .or_default()
+            .push(r);
     }
     for v in m.values_mut() {
         v.sort_by_key(|r| r.tiles);
@@ -75,18 +98,20 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
         .iter()
         .filter(|r| r.only == 0 && r.tiles == largest)
         .collect();
-    let base = at
-        .iter()
-        .find(|r| r.variant == "sync")
-        .ok_or("no sync point at the largest tile count")?
-        .median_ms;
+    // each GPU's points against that GPU's own sync
     let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for r in &at {
+        let gpu = gpu_of(records, r);
+        let base = at
+            .iter()
+            .find(|o| o.variant == "sync" && gpu_of(records, o) == gpu)
+            .ok_or("no sync point at the largest tile count")?
+            .median_ms;
         let mech = r
             .variant
             .rsplit_once("-s")
             .map_or(r.variant.clone(), |(a, _)| a.to_string());
-        m.entry(mech)
+        m.entry(named(&mech, gpu))
             .or_default()
             .push((r.stages as f64, base / r.median_ms));
     }
@@ -197,6 +222,38 @@ mod tests {
         assert!(t.contains("cpasync-cg16-s2") && t.contains("sync"));
         assert!(bandwidth(&r).unwrap().contains("device-to-device copy"));
         assert!(time_per_tile(&[]).is_err());
+    }
+
+    /// A sweep measured on two GPUs (`--devices all`): one line per variant and GPU, each GPU's
+    /// speedups against its own sync; a sweep on one GPU keeps plain names.
+    #[test]
+    fn points_of_several_gpus_are_plotted_per_gpu() {
+        let mut r = sample();
+        assert!(!time_per_tile(&r).unwrap().contains(" @ "));
+        let mut second: Vec<Record> = sample()
+            .into_iter()
+            .map(|mut x| {
+                x.median_ms *= 2.0;
+                x.gpu = Some("GPU 1: NVIDIA H100 (GPU-beef)".into());
+                x
+            })
+            .collect();
+        for rec in r.iter_mut() {
+            rec.gpu = Some("GPU 0: NVIDIA H200 (GPU-cafe)".into());
+        }
+        r.append(&mut second);
+        let t = time_per_tile(&r).unwrap();
+        for name in [
+            "sync @ GPU 0: NVIDIA H200",
+            "sync @ GPU 1: NVIDIA H100",
+            "cpasync-cg16-s2 @ GPU 1: NVIDIA H100",
+        ] {
+            assert!(t.contains(name), "{name}");
+        }
+        assert!(!t.contains("GPU-cafe"), "no UUIDs in the legend");
+        // each GPU against its own sync (the H100 points alone have no H200 sync to divide)
+        let s = speedup_vs_stages(&r).unwrap();
+        assert!(s.contains("cpasync-cg16 @ GPU 0") && s.contains("cpasync-cg16 @ GPU 1"));
     }
 
     #[test]
