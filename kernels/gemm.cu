@@ -86,7 +86,8 @@ struct GemmTiles {
     __device__ __forceinline__ bool has(int k) const { return k < ksteps; }
 
     // The copies of one K slice. A unit lies wholly inside the matrix or wholly outside (the host
-    // checks that K, N and every row stride are multiples of CE); outside, its source is nullptr and
+    // checks that the row strides of A and B, hence K and B's row length, are multiples of CE);
+    // outside, its source is nullptr and
     // it lands as zeros (zero-fill cp.async; zero registers when staged), so the tail slices add
     // nothing, every mechanism sees the same bytes, and no copy reads past an edge.
     struct Step {

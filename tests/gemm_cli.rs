@@ -35,6 +35,18 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
             "K = 2000000: allowed 1..=1048576",
         ),
         (
+            vec![
+                "run",
+                "--workload",
+                "gemm",
+                "--m",
+                "1048576",
+                "--n",
+                "1048576",
+            ],
+            "the GEMM's host buffers:",
+        ),
+        (
             vec!["run", "--workload", "gemm", "--variants", "nosuch"],
             "no gemm variant matches 'nosuch' (allowed: a name or prefix of sync, regprefetch, cpasync-cg16-s2",
         ),

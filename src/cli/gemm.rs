@@ -9,6 +9,7 @@ use tilepipe::dtype::DType;
 use tilepipe::gemm::suite::{GemmSuiteOptions, run_suite};
 use tilepipe::gemm::sweep::{self, GemmSweepOptions};
 use tilepipe::gemm::{GemmOptions, run, selected};
+use tilepipe::meminfo;
 use tilepipe::report::formats::md_table;
 use tilepipe::report::{Status, gemm, table};
 use tilepipe::workload::gemm::{Layout, Problem};
@@ -23,6 +24,11 @@ pub fn cmd_run(
     (out, format): (Option<&Path>, Format),
 ) -> anyhow::Result<ExitCode> {
     let problem = Problem::new(g.m, g.n, g.k, g.layout, dtype)?;
+    meminfo::check(
+        "the GEMM's host buffers",
+        problem.host_bytes(),
+        meminfo::available(),
+    )?;
     selected(dtype, variants.as_deref())?;
     if let Some(dir) = out {
         tilepipe::fsio::writable_dir(dir)?;
@@ -113,7 +119,12 @@ pub fn cmd_sweep(
         anyhow::bail!("--ks is empty: give at least one K");
     }
     for &k in &o.ks {
-        Problem::new(o.m, o.n, k, o.layout, o.dtype)?;
+        let p = Problem::new(o.m, o.n, k, o.layout, o.dtype)?;
+        meminfo::check(
+            "the GEMM's host buffers",
+            p.host_bytes(),
+            meminfo::available(),
+        )?;
     }
     tilepipe::fsio::writable_dir(out)?;
     let e = gpu.engine(format)?;

@@ -60,15 +60,24 @@ impl Library {
         Ok(Some(e.gpu.download(&c)?))
     }
 
-    /// cuBLAS timed on the problem in `d` exactly as the variants are.
-    pub fn time(&self, e: &Engine, d: &mut Buffers, opts: &TimingOptions) -> Result<Peer> {
-        let mut peer = self.peer();
-        let Ok(b) = &self.0 else { return Ok(peer) };
+    /// cuBLAS timed on the problem in `d` exactly as the variants are, into `peer` (unless it was
+    /// skipped or failed validation).
+    pub fn time(
+        &self,
+        e: &Engine,
+        d: &mut Buffers,
+        opts: &TimingOptions,
+        peer: &mut Peer,
+    ) -> Result<()> {
+        let Ok(b) = &self.0 else { return Ok(()) };
+        if peer.status != Status::Passed {
+            return Ok(());
+        }
         let g = desc(d);
         let (a, bm, c) = (&d.a, &d.b, &mut d.c);
         let t = time_with(e, "cuBLAS", 1, opts, |_| b.gemm(&g, a, bm, c))?;
         peer.tflops = Some(tflops(d.problem.flops(), t.device.median));
         peer.timing = Some(t);
-        Ok(peer)
+        Ok(())
     }
 }

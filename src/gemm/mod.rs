@@ -18,6 +18,11 @@ use crate::workload::gemm::data::Inputs;
 use crate::workload::gemm::reference::{self, Verdict};
 use crate::{Error, Result};
 use kernel::{Buffers, GemmKernel, Job};
+use sha2::{Digest as _, Sha256};
+use std::collections::HashMap;
+
+/// A SHA-256 digest of an output.
+type Digest = sha2::digest::Output<Sha256>;
 
 #[derive(Debug, Clone)]
 pub struct GemmOptions {
@@ -52,9 +57,9 @@ pub fn selected(dtype: crate::dtype::DType, filter: Option<&str>) -> Result<Vec<
     Ok(out)
 }
 
-/// Problems every variant of a run is validated on before the user's: tails in M, N and K (every
-/// dimension a multiple of 8 elements, so the run's builds take them), and K below one slice.
-pub fn tail_problems(p: &Problem) -> Result<Vec<Problem>> {
+/// Problems every variant of a run is validated on before the user's: tails in M, N and K (N and
+/// K multiples of 8 elements, so rows take the run's widest copies), and K below one slice.
+fn tail_problems(p: &Problem) -> Result<Vec<Problem>> {
     [(257, 392, 1000), (96, 136, 8)]
         .into_iter()
         .map(|(m, n, k)| Problem::new(m, n, k, p.layout, p.dtype))
@@ -162,8 +167,18 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
     let mut results: Vec<GemmResult> = variants.iter().map(|v| GemmResult::new(v, &p)).collect();
     let mut jobs = Vec::new();
     for (i, v) in variants.iter().enumerate() {
-        let v = v.fit(&p);
-        results[i].copy_bytes = v.pipe.copy_bytes;
+        let fitted = v.fit(&p);
+        results[i].copy_bytes = fitted.pipe.copy_bytes;
+        if results[..i].iter().any(|r| r.name == fitted.name) {
+            let why = format!(
+                "with {}-byte copies (all these rows allow) it is {}, already in this run",
+                fitted.pipe.copy_bytes, fitted.name
+            );
+            results[i].fail(Status::Skipped, why);
+            continue;
+        }
+        results[i].name = fitted.name.clone();
+        let v = fitted;
         match problems.iter().find_map(|q| unsupported(e, &v, q)) {
             Some(why) => results[i].fail(Status::Skipped, why),
             None => {
@@ -202,17 +217,56 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
         variants: Vec::new(),
         notes: Vec::new(),
     };
+    let (mut d, validated) = validate(e, o, &problems, &clean, &blas, &mut results, &mut out)?;
+    under_stress(e, &stressed, &mut results, &problems[0], o.seed)?;
+    measure(
+        e,
+        o,
+        &clean,
+        &blas,
+        (&mut d, &validated),
+        &mut results,
+        &mut out,
+    )?;
+    out.variants = results;
+    Ok(out)
+}
+
+/// Every clean build on every problem, the user's last (its buffers stay for timing): against the
+/// f64 reference, cuBLAS's C (itself checked against the reference first) and `sync`'s on the same
+/// tile. Returns the user's buffers and a digest of each variant's C there.
+fn validate(
+    e: &Engine,
+    o: &GemmOptions,
+    problems: &[Problem],
+    clean: &[(usize, GemmKernel)],
+    blas: &cublas::Library,
+    results: &mut [GemmResult],
+    out: &mut GemmRun,
+) -> Result<(Buffers, HashMap<usize, Digest>)> {
     let mut last = None;
+    let mut digests = HashMap::new();
     e.progress
         .stage("validate", (problems.len() * clean.len()) as u64);
     for (ci, q) in problems.iter().enumerate() {
         let seed = o.seed ^ (ci as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let x = Inputs::new(*q, seed);
         let mut d = Buffers::upload(&e.gpu, &x)?;
-        let cublas_c = blas.reference_c(e, &mut d)?;
         let elements = reference::checked_elements(q, seed);
+        let cublas_c = match blas.reference_c(e, &mut d)? {
+            Some(c) => {
+                let v = reference::against_reference(&c, &x, &elements);
+                if v.passed() {
+                    Some(c)
+                } else {
+                    out.cublas.fail(format!("{}: {}", q.label(), v.summary()));
+                    None
+                }
+            }
+            None => None,
+        };
         let mut baseline: Option<(GemmVariant, Vec<u8>)> = None;
-        for (i, k) in &clean {
+        for (i, k) in clean {
             e.progress.step(k.name());
             if results[*i].status != Status::Passed {
                 continue;
@@ -244,6 +298,9 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
                         case: q.label(),
                         verdicts,
                     });
+                    if ci + 1 == problems.len() {
+                        digests.insert(*i, Sha256::digest(&c));
+                    }
                     if k.job.variant.is_baseline() && bad.is_empty() {
                         baseline = Some((k.job.variant.clone(), c));
                     }
@@ -256,14 +313,10 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
                 }
             }
         }
-        last = Some((x, d));
+        last = Some(d);
     }
     e.progress.done();
-    under_stress(e, &stressed, &mut results, &problems[0], o.seed)?;
-    let (_, mut d) = last.expect("the user's problem was validated last");
-    measure(e, o, &clean, &blas, &mut d, &mut results, &mut out)?;
-    out.variants = results;
-    Ok(out)
+    Ok((last.expect("the user's problem is validated last"), digests))
 }
 
 /// Every variant again on the first tail problem, built with random sleeps in producer and
@@ -301,17 +354,20 @@ fn under_stress(
 }
 
 /// Times every validated variant and cuBLAS on the user's problem, the same way.
+/// After each variant's timed launches, the C they left is compared bit for bit with the C the same
+/// inputs gave when the variant was validated: a kernel that is right only when launched alone
+/// fails here.
 fn measure(
     e: &Engine,
     o: &GemmOptions,
     clean: &[(usize, GemmKernel)],
     blas: &cublas::Library,
-    d: &mut Buffers,
+    (d, validated): (&mut Buffers, &HashMap<usize, Digest>),
     results: &mut [GemmResult],
     out: &mut GemmRun,
 ) -> Result<()> {
     let p = o.problem;
-    out.cublas = blas.time(e, d, &o.timing)?;
+    blas.time(e, d, &o.timing, &mut out.cublas)?;
     let cublas_ms = out.cublas.timing.as_ref().map(|t| t.device.median);
     let timed: Vec<&(usize, GemmKernel)> = clean
         .iter()
@@ -324,6 +380,11 @@ fn measure(
         e.progress.step(k.name());
         let params = d.params(&e.gpu, k, 0);
         let t = time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params))?;
+        if validated.get(i) != Some(&Sha256::digest(e.gpu.download(&d.c)?)) {
+            let why = "the timed launches left a C that differs from the validated launch's on the same inputs";
+            results[*i].fail(Status::Failed, why.into());
+            continue;
+        }
         let ms = t.device.median;
         let r = &mut results[*i];
         r.tflops = Some(tflops(p.flops(), ms));
@@ -346,7 +407,7 @@ fn measure(
     }
     e.progress.done();
     out.notes.push(
-        "timed hot: A and B stay in L2 where they fit, for cuBLAS and tilepipe alike; every launch is validated beforehand on poisoned C with the L2 scrubbed".into(),
+        "timed hot: A and B stay in L2 where they fit, for cuBLAS and tilepipe alike; each variant was validated before timing (poisoned C, L2 scrubbed), and the C its timed launches left matched the validated one bit for bit".into(),
     );
     Ok(())
 }

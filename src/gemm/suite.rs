@@ -30,7 +30,7 @@ pub struct GemmSuiteOptions {
 }
 
 /// The validation problems (M, N, K) and what each is for.
-pub const CASES: [(&str, usize, usize, usize); 7] = [
+const CASES: [(&str, usize, usize, usize); 7] = [
     ("tails in M, N and K", 257, 392, 1000),
     ("K below one slice", 96, 136, 8),
     ("fewer slices than stages", 200, 136, 40),

@@ -73,6 +73,19 @@ pub fn sweep(
     for (job, built) in jobs.iter().zip(kernel::build_all(e, &jobs)) {
         kernels.push(kernel::prepare(e, job.clone(), built?)?);
     }
+    // every point judged before any is measured: a sweep never stops halfway on a refusal
+    for &k in &o.ks {
+        let p = Problem::new(o.m, o.n, k, o.layout, o.dtype)?;
+        if let Some((g, why)) = kernels
+            .iter()
+            .find_map(|g| unsupported(e, &g.job.variant, &p).map(|w| (g, w)))
+        {
+            return Err(Error::Unsupported {
+                variant: format!("{} at K={k}", g.name()),
+                reason: why,
+            });
+        }
+    }
     let mut points = Vec::new();
     e.progress
         .stage("sweep", (o.ks.len() * kernels.len()) as u64);
@@ -86,12 +99,6 @@ pub fn sweep(
         for g in &kernels {
             crate::interrupt::check()?;
             e.progress.step(&format!("{} K={k}", g.name()));
-            if let Some(why) = unsupported(e, &g.job.variant, &p) {
-                return Err(Error::Unsupported {
-                    variant: g.name().into(),
-                    reason: why,
-                });
-            }
             let (c, verdicts) = judge(
                 e,
                 g,

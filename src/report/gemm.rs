@@ -48,6 +48,16 @@ pub struct Peer {
     pub tflops: Option<f64>,
 }
 
+impl Peer {
+    /// The first failure stands.
+    pub fn fail(&mut self, detail: String) {
+        if self.status == Status::Passed {
+            self.status = Status::Failed;
+            self.detail = Some(detail);
+        }
+    }
+}
+
 /// One variant's validation on one problem.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CaseVerdicts {

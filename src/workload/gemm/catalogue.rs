@@ -109,10 +109,6 @@ impl GemmVariant {
         self.pipe.is_baseline()
     }
 
-    pub fn is_control(&self) -> bool {
-        self.pipe.is_control()
-    }
-
     /// The correct variants for `dtype`, `sync` first.
     pub fn catalogue(dtype: DType) -> Vec<GemmVariant> {
         let fam = Tile::family(dtype);
@@ -158,7 +154,8 @@ impl GemmVariant {
     }
 
     /// The widest copy unit (16, 8, 4 bytes; 2 for the register-staged baselines) that every row of
-    /// A and B allows in `p`: a unit never straddles a row end. The variant's own width if it fits.
+    /// A and B allows in `p`: a unit never straddles a row end. The variant's own width if it fits;
+    /// a narrowed cp.async variant is renamed for its width (cpasync-cg16-s3 -> cpasync-ca8-s3).
     pub fn fit(&self, p: &Problem) -> GemmVariant {
         let es = p.dtype.size() as u32;
         let fits = |b: u32| {
@@ -179,14 +176,20 @@ impl GemmVariant {
             .filter(|&b| b < self.pipe.copy_bytes && (staged || b >= 4))
             .find(|&b| fits(b));
         match narrower {
-            Some(b) => GemmVariant {
-                pipe: Variant {
-                    copy_bytes: b,
-                    bypass_l1: false,
-                    ..self.pipe.clone()
-                },
-                ..self.clone()
-            },
+            Some(b) => {
+                // a cp.async variant is named for its width, so the name says what runs
+                let pipe = match self.pipe.mechanism {
+                    Mechanism::Cpasync if self.pipe.control.is_none() => {
+                        Variant::cpasync(self.pipe.stages, b)
+                    }
+                    _ => Variant {
+                        copy_bytes: b,
+                        bypass_l1: false,
+                        ..self.pipe.clone()
+                    },
+                };
+                GemmVariant::new(pipe, self.tile, self.name != self.pipe.name)
+            }
             None => self.clone(),
         }
     }
@@ -246,7 +249,7 @@ impl GemmVariant {
 }
 
 /// The math the SASS must show: tensor-core MMAs fed by ldmatrix for f16/bf16, FFMA for f32.
-pub fn compute_opcodes(dtype: DType) -> &'static [&'static str] {
+fn compute_opcodes(dtype: DType) -> &'static [&'static str] {
     match dtype {
         DType::F32 => &["FFMA"],
         _ => &["HMMA", "LDSM"],
@@ -322,7 +325,12 @@ mod tests {
         let cp = &GemmVariant::catalogue(DType::F32)[2];
         assert_eq!(cp.pipe.copy_bytes, 16);
         let f = cp.fit(&p(1002, DType::F32));
-        assert_eq!(f.pipe.copy_bytes, 8);
+        assert_eq!((f.pipe.copy_bytes, f.name.as_str()), (8, "cpasync-ca8-s2"));
+        let tuned = GemmVariant::catalogue(DType::F32)
+            .pop()
+            .unwrap()
+            .fit(&p(1002, DType::F32));
+        assert_eq!(tuned.name, "cpasync-ca8-s3-128x128x32-8w");
         assert!(f.can_implement(&p(1002, DType::F32)).is_ok());
         let odd = p(1001, DType::Bf16);
         let f = cp.fit(&odd);

@@ -35,7 +35,7 @@ const _: () = assert!(std::mem::size_of::<GemmParams>() == 128);
 
 /// Tile rows of C per raster group: consecutive blocks walk down 8 tile rows before moving right,
 /// so the B slices they share are still in L2.
-pub const GROUP_M: u32 = 8;
+const GROUP_M: u32 = 8;
 
 impl GemmParams {
     /// Parameters for `p` on a tile, with the matrices and the zero source at the given addresses.

@@ -89,6 +89,14 @@ impl Problem {
         2 * self.m as u64 * self.n as u64 * self.k as u64
     }
 
+    /// Host memory a run of this problem holds at once: A and B as bytes and as f32 values (the
+    /// reference reads those), and three Cs (a variant's, `sync`'s and cuBLAS's).
+    pub fn host_bytes(&self) -> u64 {
+        let es = self.dtype.size() as u64;
+        let inputs = (self.m * self.k + self.k * self.n) as u64;
+        inputs * (es + 4) + 3 * (self.m * self.n) as u64 * es
+    }
+
     /// B[kk][j] as an element index into B's buffer, whichever the layout.
     pub fn b_index(&self, kk: usize, j: usize) -> usize {
         match self.layout {
