@@ -99,3 +99,29 @@ fn row_only_commands_refuse_the_gemm_by_name() {
         );
     }
 }
+
+#[test]
+fn report_renders_a_recorded_gemm_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(["report", "tests/fixtures/gemm-h200.json", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stdout.contains("gemm 8192x8192x8192 bf16 B[NxK]"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("cuBLAS 13.1.0") && stdout.contains("cpasync-cg16-s3"),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(page.contains("TFLOP/s per variant"));
+}

@@ -11,6 +11,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tilepipe::report::gemm::GemmRun;
 use tilepipe::report::{RunResults, html};
 use tilepipe::sass::{EXCERPT_LINES, bounded_excerpt};
 
@@ -197,6 +198,17 @@ fn the_report_of_recorded_h200_runs_fits_a_1280_px_window_in_chromium() {
         );
         assert_eq!(f.timeline, !r.timelines.is_empty(), "{name}");
     }
+    // a GEMM run's page: the table, the TFLOP/s chart against cuBLAS, every variant's evidence
+    let gemm =
+        GemmRun::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemm-h200.json"))
+            .unwrap();
+    let page = html::gemm::render(&gemm);
+    let file = target.join("report-browser/gemm.html");
+    std::fs::write(&file, &page).unwrap();
+    let (f, console) = check(&chromium, &page, &file.with_extension("check.html"));
+    let found = problems(&f, &console);
+    assert!(found.is_empty(), "gemm: {found:#?}");
+    assert_eq!(f.plots, 1, "gemm: the TFLOP/s chart");
     let shot = target.join("report-screenshot.png");
     let _ = std::fs::remove_file(&shot);
     let url = format!(

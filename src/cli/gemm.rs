@@ -11,7 +11,8 @@ use tilepipe::gemm::sweep::{self, GemmSweepOptions};
 use tilepipe::gemm::{GemmOptions, run, selected};
 use tilepipe::meminfo;
 use tilepipe::report::formats::md_table;
-use tilepipe::report::{Status, gemm, table};
+use tilepipe::report::gemm::GemmRun;
+use tilepipe::report::{self, Status, gemm, table};
 use tilepipe::workload::gemm::{Layout, Problem};
 
 /// `run --workload gemm`.
@@ -44,34 +45,19 @@ pub fn cmd_run(
     };
     let r = run(&e, &opts)?;
     let stats = e.cache_stats();
-    match format {
-        Format::Json => print::document(&serde_json::to_string_pretty(&r)?),
-        Format::Markdown => print::document(&md_table(&gemm::HEADER, &gemm::RIGHT, gemm::rows(&r))),
-        Format::Csv => print::document(
-            &std::iter::once(gemm::HEADER.join(","))
-                .chain(gemm::rows(&r).iter().map(|row| row.join(",")))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
-        Format::Table => {
-            print::line(&format!(
-                "gemm {} ({:.1} GFLOP); cubin cache: {} hits, {} compiled; cuBLAS: {}",
-                problem.label(),
-                problem.flops() as f64 / 1e9,
-                stats.hits,
-                stats.compiled,
-                r.cublas.math
-            ));
-            print::line(&table::render(&gemm::HEADER, &gemm::RIGHT, gemm::rows(&r)));
-        }
+    if format == Format::Table {
+        print::line(&format!(
+            "cubin cache: {} hits, {} compiled",
+            stats.hits, stats.compiled
+        ));
     }
-    for p in gemm::problems(&r).iter().chain(&r.notes) {
-        print::notice(p);
-    }
+    print_run(&r, format);
     if let Some(dir) = out {
         let path = dir.join("results.json");
         r.write(&path)?;
-        print::notice(&format!("wrote {}", path.display()));
+        let html = dir.join("report.html");
+        tilepipe::fsio::write_atomic(&html, report::html::gemm::render(&r).as_bytes())?;
+        print::notice(&format!("wrote {} and {}", path.display(), html.display()));
     }
     let bad = r
         .variants
@@ -82,6 +68,36 @@ pub fn cmd_run(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// A GEMM run as `format` says: the table with its header line, or one document; the problems
+/// and notes on stderr.
+pub fn print_run(r: &GemmRun, format: Format) {
+    let rows = || gemm::rows(r);
+    match format {
+        Format::Json => {
+            print::document(&serde_json::to_string_pretty(r).expect("results serialise"))
+        }
+        Format::Markdown => print::document(&md_table(&gemm::HEADER, &gemm::RIGHT, rows())),
+        Format::Csv => print::document(
+            &std::iter::once(gemm::HEADER.join(","))
+                .chain(rows().iter().map(|row| row.join(",")))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        Format::Table => {
+            print::line(&format!(
+                "gemm {} ({:.1} GFLOP); cuBLAS: {}",
+                r.problem.label(),
+                r.problem.flops() as f64 / 1e9,
+                r.cublas.math
+            ));
+            print::line(&table::render(&gemm::HEADER, &gemm::RIGHT, rows()));
+        }
+    }
+    for p in gemm::problems(r).iter().chain(&r.notes) {
+        print::notice(p);
+    }
 }
 
 /// `check --workload gemm`.

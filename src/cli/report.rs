@@ -4,11 +4,12 @@ use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use tilepipe::report::gemm::GemmRun;
 use tilepipe::{fsio, report};
 
 #[derive(Args)]
 pub struct ReportArgs {
-    /// A results.json written by `tilepipe run`.
+    /// A results.json written by `tilepipe run` (any workload).
     results: PathBuf,
     /// Where the HTML goes: a path ending in .html is the file itself (unless it is an existing
     /// folder); anything else is a folder that receives report.html.
@@ -31,19 +32,37 @@ fn html_path(out: &Path) -> PathBuf {
 }
 
 pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
+    let gemm = std::fs::read_to_string(&a.results)
+        .ok()
+        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+        .is_some_and(|v| GemmRun::is_gemm(&v));
+    if gemm {
+        let r = GemmRun::read(&a.results)?;
+        super::gemm::print_run(&r, super::args::Format::Table);
+        if let Some(out) = &a.out {
+            write_html(out, &report::html::gemm::render(&r))?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let r = report::RunResults::read(&a.results)?;
     print::tables(&r);
     print::timelines(&r.timelines);
     print::problems_and_notes(&r);
     if let Some(out) = &a.out {
-        let html = html_path(out);
-        if let Some(dir) = html.parent().filter(|d| !d.as_os_str().is_empty()) {
-            fsio::create_dir_all(dir)?;
-        }
-        fsio::write_atomic(&html, report::html::render(&r).as_bytes())?;
-        print::notice(&format!("wrote {}", html.display()));
+        write_html(out, &report::html::render(&r))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes a report page where `--out` says (see `html_path`).
+fn write_html(out: &Path, page: &str) -> anyhow::Result<()> {
+    let html = html_path(out);
+    if let Some(dir) = html.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fsio::create_dir_all(dir)?;
+    }
+    fsio::write_atomic(&html, page.as_bytes())?;
+    print::notice(&format!("wrote {}", html.display()));
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The run's bandwidth chart: achieved GB/s per timed variant against the copy ceiling measured
-//! in the same run, in the performance table's order.
+//! Bar charts of a run: achieved GB/s per timed variant against the copy ceiling measured in the
+//! same run (row workloads), TFLOP/s against cuBLAS (GEMM), in the tables' order.
 
 use super::RunResults;
 use crate::plot::{self, Frame};
@@ -18,17 +18,48 @@ pub fn bandwidth(r: &RunResults) -> Result<String, String> {
         .filter(|v| v.control.is_none())
         .filter_map(|v| v.perf.map(|p| (v.name.as_str(), p.gbps)))
         .collect();
+    let ceiling = r.ceiling.as_ref().map(|c| c.gbps).filter(|g| *g > 0.0);
+    let line = ceiling.map(|c| {
+        (
+            c,
+            format!("copy ceiling: cuMemcpyDtoD in this run, {c:.0} GB/s"),
+        )
+    });
+    bars_against(
+        &Bars {
+            title: TITLE,
+            x_desc: "GB/s: bytes moved (X read + Y written) / median device time",
+            bar_label: "achieved GB/s (median device time)",
+        },
+        &bars,
+        line,
+    )
+}
+
+/// What a bar chart says around its bars.
+pub struct Bars<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    /// The bars' entry in the legend.
+    pub bar_label: &'a str,
+}
+
+/// Horizontal bars, the first on top (as in the tables), with an optional labelled vertical line
+/// (a ceiling, a reference library) across them.
+pub fn bars_against(
+    b: &Bars,
+    bars: &[(&str, f64)],
+    line: Option<(f64, String)>,
+) -> Result<String, String> {
     if bars.is_empty() {
         return Err("no timed variants".into());
     }
     let n = bars.len();
-    // the first variant (the baseline) on top, as in the table
     let row = |i: usize| n - 1 - i;
-    let ceiling = r.ceiling.as_ref().map(|c| c.gbps).filter(|g| *g > 0.0);
     let x_max = bars
         .iter()
         .map(|b| b.1)
-        .fold(ceiling.unwrap_or(0.0), f64::max)
+        .fold(line.as_ref().map_or(0.0, |l| l.0), f64::max)
         * 1.08;
     let label = |i: usize| {
         if i < n {
@@ -38,12 +69,12 @@ pub fn bandwidth(r: &RunResults) -> Result<String, String> {
         }
     };
     let frame = Frame {
-        title: TITLE,
-        x_desc: "GB/s: bytes moved (X read + Y written) / median device time",
+        title: b.title,
+        x_desc: b.x_desc,
         y_desc: "variant",
         x_max,
         rows: n + LEGEND_ROWS,
-        label_width: 190,
+        label_width: 230,
         label: &label,
     };
     let size = (1000, (110 + 24 * frame.rows) as u32);
@@ -64,18 +95,16 @@ pub fn bandwidth(r: &RunResults) -> Result<String, String> {
                 bar
             }))
             .map_err(|e| e.to_string())?
-            .label("achieved GB/s (median device time)")
+            .label(b.bar_label)
             .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 16, y + 5)], BAR.filled()));
-        if let Some(c) = ceiling {
+        if let Some((c, text)) = &line {
             chart
                 .draw_series(LineSeries::new(
-                    [(c, SegmentValue::Exact(0)), (c, SegmentValue::Exact(n))],
+                    [(*c, SegmentValue::Exact(0)), (*c, SegmentValue::Exact(n))],
                     RED.stroke_width(2),
                 ))
                 .map_err(|e| e.to_string())?
-                .label(format!(
-                    "copy ceiling: cuMemcpyDtoD in this run, {c:.0} GB/s"
-                ))
+                .label(text.as_str())
                 .legend(|(x, y)| PathElement::new([(x, y), (x + 16, y)], RED.stroke_width(2)));
         }
         plot::finish(&mut chart, legend)

@@ -210,6 +210,20 @@ pub fn problems(r: &GemmRun) -> Vec<String> {
 }
 
 impl GemmRun {
+    /// A GEMM run's results.json (`run --workload gemm --out`).
+    pub fn read(path: &std::path::Path) -> crate::Result<GemmRun> {
+        let text = std::fs::read_to_string(path).map_err(|e| crate::Error::io(path, e))?;
+        serde_json::from_str(&text).map_err(|e| crate::Error::Format {
+            path: path.into(),
+            detail: e.to_string(),
+        })
+    }
+
+    /// Whether a results.json holds a GEMM run (its `problem`) rather than a row workload's.
+    pub fn is_gemm(json: &serde_json::Value) -> bool {
+        json.get("problem").is_some_and(|p| p.get("m").is_some())
+    }
+
     pub fn write(&self, path: &std::path::Path) -> crate::Result<()> {
         let json = serde_json::to_string_pretty(self).expect("results serialise");
         if let Some(dir) = path.parent() {

@@ -65,7 +65,7 @@ pub fn variant(v: &VariantResult) -> Markup {
     }
 }
 
-fn attestation_text(a: &Attestation) -> String {
+pub(super) fn attestation_text(a: &Attestation) -> String {
     match a {
         Attestation::Attested { evidence } => format!("attested: {evidence}"),
         Attestation::Mismatch { claimed, emitted } => {
@@ -76,7 +76,7 @@ fn attestation_text(a: &Attestation) -> String {
 }
 
 /// The census's movement forms and the annotated excerpt, collapsed.
-fn sass(name: &str, s: &SassEvidence) -> Markup {
+pub(super) fn sass(name: &str, s: &SassEvidence) -> Markup {
     let lines = s.excerpt.as_deref().map_or(0, |x| x.lines().count());
     html! {
         details.sass {

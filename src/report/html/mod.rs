@@ -5,6 +5,7 @@
 //! tables sit in boxes that scroll sideways, so the page itself fits a 1280 px window.
 
 mod evidence;
+pub mod gemm;
 
 use super::formats::run::{TIMELINE_HEADER, timeline_rows};
 use super::table::{

@@ -119,3 +119,37 @@ fn clocks_that_moved_are_warned_about_and_steady_ones_said_so() {
     assert!(!page.contains("class=\"warn\""));
     assert!(page.contains("held within 2%"));
 }
+
+/// A GEMM run recorded on the H200 (bf16, 8192^3, B [N x K]).
+fn gemm_run() -> crate::report::gemm::GemmRun {
+    crate::report::gemm::GemmRun::read(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemm-h200.json"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
+    let r = gemm_run();
+    let page = gemm::render(&r);
+    assert!(!page.contains("<script") && !page.contains("<img"));
+    assert_eq!(page.matches("<svg").count(), 1, "the TFLOP/s chart");
+    assert_eq!(page.matches("<g class=\"legend\">").count(), 1);
+    for text in [
+        gemm::CHART_TITLE,
+        "TFLOP/s: 2 M N K / median device time",
+        "cuBLAS in this run, 804.7 TFLOP/s",
+        "cuBLAS 13.1.0",
+        "% cuBLAS",
+        "sync, bit for bit",
+    ] {
+        assert!(page.contains(text), "{text}");
+    }
+    assert_eq!(
+        page.matches("<details class=\"variant\">").count(),
+        r.variants.len()
+    );
+    let mut untimed = r.clone();
+    untimed.variants.iter_mut().for_each(|v| v.tflops = None);
+    assert!(gemm::render(&untimed).contains("No plot: no timed variants"));
+}
