@@ -3,10 +3,10 @@
 //! SASS excerpt. Same page rules as the row report (no scripts, fits a 1280 px window).
 
 use super::evidence::{attestation_text, sass};
-use super::{STYLE, figure, table};
+use super::{figure, page, table};
 use crate::report::chart::{Bars, bars_against};
 use crate::report::gemm::{GemmResult, GemmRun, HEADER, RIGHT, problems, rows};
-use maud::{DOCTYPE, Markup, PreEscaped, html};
+use maud::{Markup, html};
 
 pub const CHART_TITLE: &str = "TFLOP/s per variant (higher is better)";
 
@@ -35,42 +35,30 @@ pub fn render(r: &GemmRun) -> String {
     let d = &r.device;
     let p = &r.problem;
     let c = &r.cublas;
-    let page = html! {
-        (DOCTYPE)
-        html lang="en" {
-            head {
-                meta charset="utf-8";
-                meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "tilepipe report: gemm " (p.label()) " on " (d.name) }
-                style { (PreEscaped(STYLE)) }
-            }
-            body {
-                h1 { "tilepipe: gemm " (p.label()) " on " (d.name) }
-                p {
-                    (d.arch) ", " (d.sm_count) " SMs, " (d.l2_bytes >> 20) " MB L2; driver "
-                    (d.driver_version) ", NVRTC " (d.nvrtc_version) "; tilepipe " (r.tilepipe_version)
-                    "; seed " (r.seed) "; " (format!("{:.1}", p.flops() as f64 / 1e9)) " GFLOP per launch."
-                }
-                p { "cuBLAS " (c.version.as_deref().unwrap_or("")) " (" (c.math) "): " (c.status.label())
-                    @if let Some(why) = &c.detail { " - " (why) } }
-                h2 { "Summary" }
-                p { "Medians of CUDA-event device times after warm-up. \"% cuBLAS\" is cuBLAS's time over the variant's; speedups are over sync and regprefetch on the same block tile only." }
-                (table(&HEADER, &RIGHT, rows(r)))
-                (figure(chart(r), "Bars: each timed variant's TFLOP/s. Line: cuBLAS on the same problem and stream in this run."))
-                @let bad = problems(r);
-                @if !bad.is_empty() {
-                    div.warn { ul { @for b in &bad { li { (b) } } } }
-                }
-                h2 { "Evidence and validation" }
-                @for v in &r.variants { (variant(v)) }
-                @if !r.notes.is_empty() {
-                    h2 { "Notes" }
-                    ul { @for n in &r.notes { li { (n) } } }
-                }
-            }
+    let body = html! {
+        p {
+            (d.arch) ", " (d.sm_count) " SMs, " (d.l2_bytes >> 20) " MB L2; driver "
+            (d.driver_version) ", NVRTC " (d.nvrtc_version) "; tilepipe " (r.tilepipe_version)
+            "; seed " (r.seed) "; " (format!("{:.1}", p.flops() as f64 / 1e9)) " GFLOP per launch."
+        }
+        p { "cuBLAS " (c.version.as_deref().unwrap_or("")) " (" (c.math) "): " (c.status.label())
+            @if let Some(why) = &c.detail { " - " (why) } }
+        h2 { "Summary" }
+        p { "Medians of CUDA-event device times after warm-up. \"% cuBLAS\" is cuBLAS's time over the variant's; speedups are over sync and regprefetch on the same block tile only." }
+        (table(&HEADER, &RIGHT, rows(r)))
+        (figure(chart(r), "Bars: each timed variant's TFLOP/s. Line: cuBLAS on the same problem and stream in this run."))
+        @let bad = problems(r);
+        @if !bad.is_empty() {
+            div.warn { ul { @for b in &bad { li { (b) } } } }
+        }
+        h2 { "Evidence and validation" }
+        @for v in &r.variants { (variant(v)) }
+        @if !r.notes.is_empty() {
+            h2 { "Notes" }
+            ul { @for n in &r.notes { li { (n) } } }
         }
     };
-    page.into_string()
+    page(&format!("gemm {} on {}", p.label(), d.name), body)
 }
 
 fn variant(v: &GemmResult) -> Markup {

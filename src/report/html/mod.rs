@@ -63,54 +63,62 @@ fn figure(svg: Result<String, String>, caption: &str) -> Markup {
     }
 }
 
-pub fn render(r: &RunResults) -> String {
-    let d = &r.device;
-    let w = &r.workload;
-    let count = |s: Status| r.variants.iter().filter(|v| v.status == s).count();
-    let page = html! {
+/// A whole page: the title (also its heading), the style, `body`.
+fn page(title: &str, body: Markup) -> String {
+    html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                title { "tilepipe report: " (w.name) " " (w.dtype) " on " (d.name) }
+                title { "tilepipe report: " (title) }
                 style { (PreEscaped(STYLE)) }
             }
             body {
-                h1 { "tilepipe: " (w.name) " " (w.dtype) " on " (d.name) }
-                p {
-                    (d.arch) ", " (d.sm_count) " SMs, " (d.l2_bytes >> 20) " MB L2, " (d.smem_per_block_optin) " B shared memory per block (opt-in); driver "
-                    (d.driver_version) ", NVRTC " (d.nvrtc_version) "; tilepipe " (r.tilepipe_version) "; "
-                    (count(Status::Passed)) " passed, " (count(Status::Failed)) " failed, "
-                    (count(Status::Skipped)) " skipped, " (count(Status::Error)) " errors, "
-                    (count(Status::Unfinished)) " not finished."
-                }
-                p { (w.formula) " - " (w.dtype) ", tokens " (w.view.tokens) ", hidden " (w.view.hidden) ", row stride " (w.view.row_stride)
-                    ", offset " (w.view.offset) ", tile " (w.tile_rows) " rows, seed " (w.seed) ", " (w.bytes_moved >> 20) " MiB moved per launch." }
-                @if let Some(c) = &r.ceiling {
-                    p { "Copy ceiling measured in this run (cuMemcpyDtoD of " (c.bytes_copied >> 20) " MiB, read + write): " (format!("{:.0}", c.gbps)) " GB/s." }
-                }
-                (clock_section(r))
-                h2 { "Summary" }
-                p { "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2. The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
-                (table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r)))
-                (figure(chart::bandwidth(r), "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."))
-                (problems(r))
-                h2 { "Evidence: resources, occupancy, SASS, completion" }
-                (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
-                @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {
-                    (evidence::variant(v))
-                }
-                (validation(r))
-                (timeline_section(r))
-                @if !r.notes.is_empty() {
-                    h2 { "Notes" }
-                    ul { @for n in &r.notes { li { (n) } } }
-                }
+                h1 { "tilepipe: " (title) }
+                (body)
             }
         }
+    }
+    .into_string()
+}
+
+pub fn render(r: &RunResults) -> String {
+    let d = &r.device;
+    let w = &r.workload;
+    let count = |s: Status| r.variants.iter().filter(|v| v.status == s).count();
+    let body = html! {
+        p {
+            (d.arch) ", " (d.sm_count) " SMs, " (d.l2_bytes >> 20) " MB L2, " (d.smem_per_block_optin) " B shared memory per block (opt-in); driver "
+            (d.driver_version) ", NVRTC " (d.nvrtc_version) "; tilepipe " (r.tilepipe_version) "; "
+            (count(Status::Passed)) " passed, " (count(Status::Failed)) " failed, "
+            (count(Status::Skipped)) " skipped, " (count(Status::Error)) " errors, "
+            (count(Status::Unfinished)) " not finished."
+        }
+        p { (w.formula) " - " (w.dtype) ", tokens " (w.view.tokens) ", hidden " (w.view.hidden) ", row stride " (w.view.row_stride)
+            ", offset " (w.view.offset) ", tile " (w.tile_rows) " rows, seed " (w.seed) ", " (w.bytes_moved >> 20) " MiB moved per launch." }
+        @if let Some(c) = &r.ceiling {
+            p { "Copy ceiling measured in this run (cuMemcpyDtoD of " (c.bytes_copied >> 20) " MiB, read + write): " (format!("{:.0}", c.gbps)) " GB/s." }
+        }
+        (clock_section(r))
+        h2 { "Summary" }
+        p { "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2. The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
+        (table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r)))
+        (figure(chart::bandwidth(r), "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."))
+        (problems(r))
+        h2 { "Evidence: resources, occupancy, SASS, completion" }
+        (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
+        @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {
+            (evidence::variant(v))
+        }
+        (validation(r))
+        (timeline_section(r))
+        @if !r.notes.is_empty() {
+            h2 { "Notes" }
+            ul { @for n in &r.notes { li { (n) } } }
+        }
     };
-    page.into_string()
+    page(&format!("{} {} on {}", w.name, w.dtype, d.name), body)
 }
 
 /// The clocks over the run and every timing taken while they moved, at the top where a reader
