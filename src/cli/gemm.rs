@@ -43,7 +43,8 @@ pub fn cmd_run(
         timing,
         command: std::env::args().collect(),
     };
-    let r = run(&e, &opts)?;
+    let outcome = run(&e, &opts)?;
+    let r = &outcome.run;
     let stats = e.cache_stats();
     if format == Format::Table {
         print::line(&format!(
@@ -51,13 +52,22 @@ pub fn cmd_run(
             stats.hits, stats.compiled
         ));
     }
-    print_run(&r, format);
+    print_run(r, format);
     if let Some(dir) = out {
         let path = dir.join("results.json");
         r.write(&path)?;
         let html = dir.join("report.html");
-        tilepipe::fsio::write_atomic(&html, report::html::gemm::render(&r).as_bytes())?;
+        tilepipe::fsio::write_atomic(&html, report::html::gemm::render(r).as_bytes())?;
         print::notice(&format!("wrote {} and {}", path.display(), html.display()));
+    }
+    if let Some(e) = outcome.fatal {
+        if tilepipe::interrupt::requested() {
+            print::notice("interrupted: the results above were measured before Ctrl-C");
+            return Ok(ExitCode::from(130));
+        }
+        return Err(
+            anyhow::Error::new(e).context("the run stopped early; results so far were kept")
+        );
     }
     let bad = r
         .variants

@@ -159,7 +159,7 @@ fn judge(
     Ok((out, v))
 }
 
-pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
+pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmOutcome> {
     let p = o.problem;
     let variants = selected(p.dtype, o.variants.as_deref())?;
     let mut problems = tail_problems(&p)?;
@@ -217,19 +217,28 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmRun> {
         variants: Vec::new(),
         notes: Vec::new(),
     };
-    let (mut d, validated) = validate(e, o, &problems, &clean, &blas, &mut results, &mut out)?;
-    under_stress(e, &stressed, &mut results, &problems[0], o.seed)?;
-    measure(
-        e,
-        o,
-        &clean,
-        &blas,
-        (&mut d, &validated),
-        &mut results,
-        &mut out,
-    )?;
+    let fatal = validate(e, o, &problems, &clean, &blas, &mut results, &mut out)
+        .and_then(|(mut d, validated)| {
+            under_stress(e, &stressed, &mut results, &problems[0], o.seed)?;
+            let timing = (&mut d, &validated);
+            measure(e, o, &clean, &blas, timing, &mut results, &mut out)
+        })
+        .err();
+    if let Some(err) = &fatal {
+        // never shown as passed: a result counts only once it is validated and timed
+        for r in results.iter_mut().filter(|r| r.timing.is_none()) {
+            r.fail(Status::Unfinished, format!("the run stopped first: {err}"));
+        }
+    }
     out.variants = results;
-    Ok(out)
+    Ok(GemmOutcome { run: out, fatal })
+}
+
+/// What a GEMM run produced, and what stopped it early (a fault, a hang, Ctrl-C), if anything did:
+/// what was validated and timed before stands.
+pub struct GemmOutcome {
+    pub run: GemmRun,
+    pub fatal: Option<Error>,
 }
 
 /// Every clean build on every problem, the user's last (its buffers stay for timing): against the
@@ -379,7 +388,15 @@ fn measure(
         crate::interrupt::check()?;
         e.progress.step(k.name());
         let params = d.params(&e.gpu, k, 0);
-        let t = time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params))?;
+        let t = match time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params)) {
+            Ok(t) => t,
+            // a fault that leaves the context usable costs this variant only
+            Err(err) if e.healthy() && !matches!(err, Error::Interrupted) => {
+                results[*i].fail(Status::Error, format!("timing: {err}"));
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
         if validated.get(i) != Some(&Sha256::digest(e.gpu.download(&d.c)?)) {
             let why = "the timed launches left a C that differs from the validated launch's on the same inputs";
             results[*i].fail(Status::Failed, why.into());
