@@ -5,7 +5,8 @@
 // f32 (DTYPE 0), mma.sync m16n8k16 fed by ldmatrix for f16 and bf16.
 //
 // Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
-// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), and the pipeline's MECH, STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
+// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), and the pipeline's MECH,
+// STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"
 #include "common/hooks.cuh"
