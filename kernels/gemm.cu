@@ -2,18 +2,26 @@
 // samples' layout) or [N x K] row-major (B_NK 1, weights: C = A * B^T). One block per BM x BN tile
 // of C; step k of a block is the k-th BK-wide slice of K, one slot holding A's and B's slices. Every
 // movement mechanism (kernels/pipeline/) feeds the same compute body: FFMA on a register tile for
-// f32 (DTYPE 0), mma.sync m16n8k16 fed by ldmatrix for f16 and bf16.
+// f32 (DTYPE 0), mma.sync m16n8k16 fed by ldmatrix for f16 and bf16, or (WGMMA 1, sm_90a, with TMA)
+// wgmma reading both operands from the slot.
 //
 // Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
-// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), and the pipeline's MECH,
+// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, and the pipeline's MECH,
 // STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"
 #include "common/hooks.cuh"
 
+#ifndef WGMMA
+#define WGMMA 0
+#endif
+#ifndef PERSISTENT
+#define PERSISTENT 0  // 1: a block per SM walks tiles (TMA + wgmma only)
+#endif
 #define TENSOR_CORES (DTYPE != 0)
 #define CE (COPY_BYTES / ESIZE)  // elements per copy unit
 static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp tile");
+static_assert(!PERSISTENT || WGMMA, "persistent blocks are built on the Hopper ring");
 static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
 
 // Kernel parameters, passed by value as a __grid_constant__. The host mirrors this layout
@@ -29,8 +37,10 @@ struct __align__(64) GemmParams {
     int tiles_m, tiles_n;
     int group_m;           // tile rows per raster group (consecutive blocks share B's columns in L2)
     u64 reserved[2];
+    u64 map_a[16];         // CUtensorMaps (TMA only): A as {K, M}, boxes {BK, BM}
+    u64 map_b[16];         // B as {K, N}, boxes {BK, BN} (B [N x K]), or {N, K}, boxes {64, BK} (B [K x N])
 };
-static_assert(sizeof(GemmParams) == 128, "host and device disagree on GemmParams");
+static_assert(sizeof(GemmParams) == 384, "host and device disagree on GemmParams");
 
 // A shared-memory tile of ROWS rows of COLS elements. Tensor-core tiles XOR each 16-byte chunk with
 // the row so that the 8 rows an ldmatrix phase reads fall in 8 distinct bank groups; f32 K-major
@@ -71,20 +81,36 @@ struct GemmTiles {
     static constexpr bool ZERO_FILL = true;
 
     const GemmParams& p;
-    int m0, n0, ksteps;
+    int m0, n0, ksteps, nsteps;
 
     __device__ __forceinline__ GemmTiles(const GemmParams& params) : p(params) {
-        const int per_group = p.group_m * p.tiles_n, bid = blockIdx.x;
-        const int first = bid / per_group * p.group_m;
-        const int rows = min(p.tiles_m - first, p.group_m);
-        m0 = (first + bid % per_group % rows) * BM;
-        n0 = bid % per_group / rows * BN;
+        corner(blockIdx.x, m0, n0);
         ksteps = (p.k + BK - 1) / BK;
+#if PERSISTENT
+        // tiles blockIdx.x, + gridDim.x, ...: the blocks resident at once walk neighbouring tiles
+        nsteps = (p.tiles_m * p.tiles_n - blockIdx.x + gridDim.x - 1) / gridDim.x * ksteps;
+#else
+        nsteps = ksteps;
+#endif
     }
 
+    // The first row and column of tile t. Tiles are numbered down raster groups of group_m tile
+    // rows, then right: consecutive tiles share B's columns while they are in L2.
+    __device__ __forceinline__ void corner(int t, int& m, int& n) const {
+        const int per_group = p.group_m * p.tiles_n;
+        const int first = t / per_group * p.group_m;
+        const int rows = min(p.tiles_m - first, p.group_m);
+        m = (first + t % per_group % rows) * BM;
+        n = t % per_group / rows * BN;
+    }
+
+    // Step k's tile and K slice: the block's one tile, or (PERSISTENT) its k / ksteps-th.
+    __device__ __forceinline__ int tile_of(int k) const { return blockIdx.x + (PERSISTENT ? k / ksteps * gridDim.x : 0); }
+    __device__ __forceinline__ int slice_of(int k) const { return PERSISTENT ? k % ksteps : k; }
+
     __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
-    __device__ __forceinline__ int steps() const { return ksteps; }
-    __device__ __forceinline__ bool has(int k) const { return k < ksteps; }
+    __device__ __forceinline__ int steps() const { return nsteps; }
+    __device__ __forceinline__ bool has(int k) const { return k < nsteps; }
 
     // The copies of one K slice. A unit lies wholly inside the matrix or wholly outside (the host
     // checks that the row strides of A and B, hence K and B's row length, are multiples of CE);
@@ -128,8 +154,45 @@ struct GemmTiles {
     }
     __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
 
+#if WGMMA
+    // A step's slices as whole TMA boxes in 128-byte-swizzled rows, which wgmma reads as they land:
+    // A's BM x BK, then B's BN x BK (B [N x K]) or BN / 64 boxes of BK x 64 side by side (B [K x N]).
+    // Elements past an edge land as zeros and count toward the step's bytes.
+    static_assert(BK * ESIZE == 128, "a K slice row is one 128-byte swizzle row");
+    __device__ __forceinline__ u32 tma_bytes() const { return (BM + BN) * BK * ESIZE; }
+    __device__ __forceinline__ void tma_prefetch() const {
+        tma_prefetch_descriptor(p.map_a);
+        tma_prefetch_descriptor(p.map_b);
+    }
+    __device__ __forceinline__ void tma_load(unsigned char* slot, int k, u64* bar) const {
+        int m, n;
+        corner(tile_of(k), m, n);
+        const int k0 = slice_of(k) * BK;
+        tma_load_2d(slot, p.map_a, k0, m, bar);
+#if B_NK
+        tma_load_2d(slot + TileA::BYTES, p.map_b, k0, n, bar);
+#else
+#pragma unroll
+        for (int j = 0; j < BN / 64; ++j) tma_load_2d(slot + TileA::BYTES + j * BK * 128, p.map_b, n + 64 * j, k0, bar);
+#endif
+    }
+#endif
+
     __device__ __forceinline__ void store(int row, int col, float v) const {
         if (row < p.m && col < p.n) p.c[(long long)row * p.ldc + col] = from_float(v);
+    }
+    // Two adjacent outputs from an even column: one 4-byte store where both lie inside C and the
+    // row starts 4-byte aligned (ldc even), else one at a time.
+    __device__ __forceinline__ void store2(int row, int col, float v0, float v1) const {
+#if DTYPE != 0
+        if (row < p.m && col + 1 < p.n && p.ldc % 2 == 0) {
+            elem_t pair[2] = {from_float(v0), from_float(v1)};
+            *reinterpret_cast<u32*>(p.c + (long long)row * p.ldc + col) = *reinterpret_cast<const u32*>(pair);
+            return;
+        }
+#endif
+        store(row, col, v0);
+        store(row, col + 1, v1);
     }
     __device__ __forceinline__ static elem_t from_float(float v) {
 #if DTYPE == 0
@@ -144,7 +207,9 @@ struct GemmTiles {
 
 #include "pipeline/pipeline.cuh"
 
-#if TENSOR_CORES
+#if WGMMA
+#include "gemm/wgmma.cuh"
+#elif TENSOR_CORES
 #include "gemm/mma.cuh"
 #else
 #include "gemm/simt.cuh"

@@ -24,6 +24,9 @@ for s in "$@"; do
     gemm-check)
       timeout 400 $bin check --workload gemm --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-300 | tail -60 ;;
+    gemm-hopper)
+      timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma,ctl-wgmma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
+      echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;
     gemm-perf)
       for spec in "f32 kn 4096 4096 4096" "bf16 nk 8192 8192 8192" "bf16 kn 4096 4096 4096" "f16 nk 4096 14336 4096"; do
         set -- $spec

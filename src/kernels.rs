@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
 /// one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 11] = [
+pub const HEADERS: [(&str, &str); 12] = [
     ("common/ptx.cuh", include_str!("../kernels/common/ptx.cuh")),
     (
         "common/hooks.cuh",
@@ -48,6 +48,7 @@ pub const HEADERS: [(&str, &str); 11] = [
     ),
     ("gemm/simt.cuh", include_str!("../kernels/gemm/simt.cuh")),
     ("gemm/mma.cuh", include_str!("../kernels/gemm/mma.cuh")),
+    ("gemm/wgmma.cuh", include_str!("../kernels/gemm/wgmma.cuh")),
 ];
 
 /// TILEPIPE_KERNELS=DIR: a folder laid out as kernels/ whose files replace the embedded sources,
@@ -80,8 +81,14 @@ fn sources(k: KernelSource, dir: Option<&Path>) -> Result<(String, Vec<(&'static
 }
 
 fn base_options(arch: Arch, tc: &Toolchain) -> Vec<String> {
+    target_options(&arch.to_string(), tc)
+}
+
+/// The options every build takes, for a named target: "sm_90", or "sm_90a" where the kernel uses
+/// instructions of that architecture alone (wgmma, setmaxnreg).
+fn target_options(target: &str, tc: &Toolchain) -> Vec<String> {
     let mut o = vec![
-        format!("--gpu-architecture={arch}"),
+        format!("--gpu-architecture={target}"),
         "-std=c++17".to_string(),
         "--generate-line-info".to_string(),
     ];
@@ -138,16 +145,19 @@ pub fn build(
 
 /// Compiles `k` with these -D options (after the architecture, language and include options
 /// every build takes) through the cache, for a workload whose variants are not row variants.
+/// `(arch, specific)`: the GPU's architecture, and whether the build uses features of that
+/// architecture alone (sm_90a), which no other GPU runs.
 pub fn build_with(
     k: KernelSource,
     label: &str,
     defines: Vec<String>,
-    arch: Arch,
+    (arch, specific): (Arch, bool),
     tc: &Toolchain,
     nvrtc_version: &str,
     cache: &cache::Cache,
 ) -> Result<Built> {
-    let mut options = base_options(arch, tc);
+    let target = format!("{arch}{}", if specific { "a" } else { "" });
+    let mut options = target_options(&target, tc);
     options.extend(defines);
     compile_cached(k, label, options, arch, nvrtc_version, cache)
 }

@@ -1,7 +1,8 @@
 //! Every GEMM variant and control compiles for sm_90 in each precision and layout (the catalogue
 //! for sm_80 too), as do the stressed builds and the narrower copies odd rows need; each clean build
-//! shows in its SASS the movement it claims and the math its precision claims (HMMA + LDSM, or
-//! FFMA). Needs NVRTC and the CUDA headers; skipped with the reason without them, unless
+//! shows in its SASS the movement it claims and the math its precision claims (HMMA + LDSM, HGMMA
+//! on Hopper tiles, or FFMA), and no wgmma build is serialised by ptxas or spills after handing
+//! registers over. Needs NVRTC and the CUDA headers; skipped with the reason without them, unless
 //! TILEPIPE_REQUIRE_NVRTC is set (CI).
 
 mod common;
@@ -12,7 +13,7 @@ use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::kernels;
 use tilepipe::sass;
-use tilepipe::workload::gemm::catalogue::{GemmVariant, math_attestation};
+use tilepipe::workload::gemm::catalogue::{GemmVariant, math_attestation, wgmma_serialised};
 use tilepipe::workload::gemm::{KERNEL, Layout, Problem};
 
 #[test]
@@ -42,11 +43,19 @@ fn every_gemm_build_compiles_and_attests() {
                 );
                 let base = GemmVariant::catalogue(dt).remove(0);
                 jobs.push((base, p, 3, sm90));
+            } else {
+                jobs.extend(
+                    GemmVariant::catalogue(dt)
+                        .into_iter()
+                        .filter(|v| v.tile.wgmma)
+                        .map(|v| (v, p, 3, sm90)),
+                );
             }
             if (dt == DType::F32) == (layout == Layout::Kn) {
                 jobs.extend(
                     GemmVariant::catalogue(dt)
                         .into_iter()
+                        .filter(|v| !v.tile.wgmma)
                         .map(|v| (v, p, 0, sm80)),
                 );
             }
@@ -63,7 +72,7 @@ fn every_gemm_build_compiles_and_attests() {
             KERNEL,
             &label,
             v.defines(p, *stress),
-            *arch,
+            (*arch, v.tile.wgmma),
             &tc,
             &nvrtc,
             &Cache::disabled(),
@@ -76,8 +85,14 @@ fn every_gemm_build_compiles_and_attests() {
                 "{label}: {}",
                 ev.attestation.label()
             );
-            let math = math_attestation(ev.census.as_ref(), p.dtype);
+            let math = math_attestation(ev.census.as_ref(), p.dtype, v.tile.wgmma);
             assert!(math.is_attested(), "{label}: {}", math.label());
+            assert_eq!(wgmma_serialised(&built.log), None, "{label}");
+            if v.tile.wgmma && v.pipe.warp_specialized {
+                let c = ev.census.as_ref().unwrap();
+                assert_eq!(c.count("USETMAXREG"), 2, "{label}: registers handed over");
+                assert_eq!(c.count("STL"), 0, "{label}: no spills");
+            }
         }
     });
     eprintln!("gemm: {} builds compiled", jobs.len());

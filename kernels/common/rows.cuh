@@ -82,5 +82,6 @@ struct RowTiles {
         tma_load_3d(slot, p.tensor_map, 0, 0, tile(k) * TILE_ROWS, bar);
     }
 
+    __device__ __forceinline__ void begin() {}
     __device__ __forceinline__ void finish(int) const {}
 };

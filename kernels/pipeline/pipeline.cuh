@@ -10,11 +10,15 @@
 //   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
 //   consume(slot, k, ctid, between)     the compute body on step k's slot, by every consumer thread;
 //                                       `between` runs where a refill would break it (early-release control)
+//   begin()                             (mbarrier ring) before the first step, by every consumer thread
+//                                       once its registers are its own (after setmaxnreg): where
+//                                       accumulators start, so none is live in the producer
 //   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
 // One step fills one slot: an RMSNorm row tile, or a GEMM stage of A and B k-slices.
 //
 // Set by tilepipe with -D: MECH (below), STAGES (slots), CONSUMERS (threads that compute),
-// WS (1: a dedicated producer warp, mbarrier ring only), COPY_BYTES (4 | 8 | 16), CP_CG (cp.async.cg),
+// WS (1: a dedicated producer, mbarrier ring only; PRODUCER_THREADS, REGS_PRODUCER and REGS_CONSUMER
+// below), SMEM_ALIGN, COPY_BYTES (4 | 8 | 16), CP_CG (cp.async.cg),
 // MCA_FORM (the memcpy_async spelling).
 #pragma once
 #include "common/hooks.cuh"
@@ -30,7 +34,17 @@
 #ifndef WS
 #define WS 0
 #endif
-#define THREADS (CONSUMERS + (WS ? 32 : 0))
+// The producer's threads when WS: one warp, or a warpgroup where registers are handed over
+// (setmaxnreg works on whole warpgroups; its other three warps leave at once).
+#ifndef PRODUCER_THREADS
+#define PRODUCER_THREADS 32
+#endif
+// Alignment of slot 0: 128 bytes, or 1024 where a 128-byte-swizzled TMA box must start on a whole
+// swizzle pattern (the host gives such builds 1024 bytes of slack).
+#ifndef SMEM_ALIGN
+#define SMEM_ALIGN 128
+#endif
+#define THREADS (CONSUMERS + (WS ? PRODUCER_THREADS : 0))
 #define NWARPS_C (CONSUMERS / 32)
 static_assert(CONSUMERS % 32 == 0, "consumers come in whole warps");
 
@@ -38,8 +52,12 @@ extern __shared__ __align__(128) unsigned char dyn_smem[];
 
 template <class W>
 __device__ __forceinline__ unsigned char* slot_ptr(int s) {
-    static_assert(W::SLOT_BYTES % 128 == 0, "every slot starts 128-byte aligned (TMA boxes need it)");
+    static_assert(W::SLOT_BYTES % SMEM_ALIGN == 0, "every slot starts aligned as slot 0 (TMA boxes need it)");
+#if SMEM_ALIGN > 128
+    return dyn_smem + (-smem_addr(dyn_smem) & (SMEM_ALIGN - 1)) + s * W::SLOT_BYTES;
+#else
     return dyn_smem + s * W::SLOT_BYTES;
+#endif
 }
 
 // A ring position: the slot, and the phase of the slot's barriers. Stepping past the last slot

@@ -5,6 +5,14 @@
 // before its own (the consumers' release of the slot's previous step).
 #pragma once
 
+// Registers per thread after the hand-over (WS with a producer warpgroup; 0: no hand-over).
+#ifndef REGS_PRODUCER
+#define REGS_PRODUCER 0
+#endif
+#ifndef REGS_CONSUMER
+#define REGS_CONSUMER 0
+#endif
+
 // Issues step k into the producer's slot, unless its slot never came back. A whole warp calls it:
 // every lane waits for the slot, so no lane spins on one barrier while its warp-mates spin on
 // another; lane 0 arms full[s], and for bulk the lanes share the row copies.
@@ -22,7 +30,8 @@ __device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k
 #if CONTROL == CTL_NO_EXPECT_TX
         mbar_arrive(&full[s]);
 #elif MECH == MECH_TMA
-        mbar_arrive_expect_tx(&full[s], w.tma_bytes());  // the whole box: rows past the tensor arrive zero-filled
+        // the whole boxes: elements past the tensor's edges arrive zero-filled and count
+        mbar_arrive_expect_tx(&full[s], w.tma_bytes() + (CONTROL == CTL_TX_LONG) * 16 - (CONTROL == CTL_TX_SHORT) * 16);
 #else
         mbar_arrive_expect_tx(&full[s], step.rows() * step.row_bytes());
 #endif
@@ -49,16 +58,22 @@ __device__ __forceinline__ void consume(W& w, u64* full, u64* empty, int k, Ring
     wait_phase(c, &full[s], st.phase(), s, ROLE_CONSUMER, k);
 #endif
     trace(c, k, EV_READY, rec);
+    const auto release = [&] {
+        __syncwarp();
+        if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+    };
 #if CONTROL == CTL_EARLY_RELEASE
-    __syncwarp();
-    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+    release();
 #endif
     trace(c, k, EV_COMPUTE_BEGIN, rec);
+#if CONTROL == CTL_RELEASE_UNRETIRED
+    w.consume(slot_ptr<W>(s), k, ctid, release);  // the body releases between issuing and retiring its reads
+#else
     w.consume(slot_ptr<W>(s), k, ctid, Nothing());
+#endif
     trace(c, k, EV_COMPUTE_END, rec);
-#if CONTROL != CTL_EARLY_RELEASE
-    __syncwarp();
-    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+#if CONTROL != CTL_EARLY_RELEASE && CONTROL != CTL_RELEASE_UNRETIRED
+    release();
 #endif
     trace(c, k, EV_RELEASE, rec);
 }
@@ -81,13 +96,24 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     __syncthreads();
     RingState<STAGES> fill, read;
 #if WS
-    if (tid >= CONSUMERS) {  // producer warp: runs ahead by up to STAGES steps
-        for (int k = 0; k < n; ++k, fill.advance()) produce(w, full, empty, k, fill);
-        return;
+    if (tid >= CONSUMERS) {  // the producer's first warp runs ahead by up to STAGES steps
+#if REGS_PRODUCER
+        setmaxnreg_dec<REGS_PRODUCER>();
+#endif
+        if (tid < CONSUMERS + 32)
+            for (int k = 0; k < n; ++k, fill.advance()) produce(w, full, empty, k, fill);
+        // leaves the kernel here: a path that rejoined the consumers' would keep their
+        // accumulators live through the producer's code (spilled at its register budget)
+        exit_thread();
     }
+#if REGS_CONSUMER
+    setmaxnreg_inc<REGS_CONSUMER>();
+#endif
+    w.begin();
     for (int k = 0; k < n; ++k, read.advance()) consume(w, full, empty, k, read, tid, tid == 0);
 #else
     const bool producer = tid < 32;  // warp 0 produces, then consumes with the others
+    w.begin();
     for (int k = 0; k < STAGES - 1; ++k, fill.advance())
         if (producer) produce(w, full, empty, k, fill);
     for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {

@@ -3,14 +3,14 @@
 
 use crate::Result;
 use crate::dtype::DType;
-use crate::gpu::{DevBuf, Gpu, Kernel};
+use crate::gpu::{DevBuf, Gpu, Kernel, encode_tensor_map};
 use crate::harness::{Engine, HANG_LIMIT, WAIT_TIMEOUT_NS, check_status};
 use crate::kernels::{self, Built};
-use crate::mechanism::Ctl;
+use crate::mechanism::{Ctl, Mechanism};
 use crate::resources::{Resources, SmLimits, occupancy};
 use crate::sass::{self, Attestation, SassEvidence};
-use crate::workload::gemm::catalogue::{GemmVariant, math_attestation};
-use crate::workload::gemm::data::{GemmParams, Inputs};
+use crate::workload::gemm::catalogue::{GemmVariant, math_attestation, wgmma_serialised};
+use crate::workload::gemm::data::{GemmParams, Inputs, tensor_maps};
 use crate::workload::gemm::{KERNEL, Problem};
 
 /// What one build is for: a variant on a problem's precision and layout, clean or stressed.
@@ -41,7 +41,7 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
                 KERNEL,
                 &format!("{} [{}]", KERNEL.entry, j.variant.name),
                 j.variant.defines(&j.problem, j.stress),
-                e.info().arch,
+                (e.info().arch, j.variant.tile.wgmma),
                 &e.tc,
                 e.nvrtc_version(),
                 &e.cache,
@@ -54,7 +54,17 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
 pub fn prepare(e: &Engine, job: Job, built: Built) -> Result<GemmKernel> {
     let (sass, math) = if job.stress == 0 {
         let ev = sass::examine(&built.cubin, &e.tc, KERNEL.entry, job.variant.claim())?;
-        let m = math_attestation(ev.census.as_ref(), job.problem.dtype);
+        let m = match wgmma_serialised(&built.log) {
+            Some(warning) => Attestation::Mismatch {
+                claimed: "wgmma issued back to back".into(),
+                emitted: warning,
+            },
+            None => math_attestation(
+                ev.census.as_ref(),
+                job.problem.dtype,
+                job.variant.tile.wgmma,
+            ),
+        };
         (ev, m)
     } else {
         let why = Attestation::Unverified {
@@ -70,7 +80,7 @@ pub fn prepare(e: &Engine, job: Job, built: Built) -> Result<GemmKernel> {
         (ev, why)
     };
     let kernel = e.gpu.load(&built.cubin, KERNEL.entry)?;
-    let threads = job.variant.tile.threads();
+    let threads = job.variant.threads();
     let dynamic_smem = job.variant.dynamic_smem(&job.problem);
     let driver_blocks_per_sm = e.gpu.prepare(&kernel, threads, dynamic_smem)?;
     let f = kernel.resources;
@@ -126,7 +136,8 @@ impl Buffers {
         })
     }
 
-    pub fn params(&self, gpu: &Gpu, k: &GemmKernel, seed: u32) -> GemmParams {
+    /// The launch's parameters; TMA variants get their tensor maps encoded here.
+    pub fn params(&self, gpu: &Gpu, k: &GemmKernel, seed: u32) -> Result<GemmParams> {
         let ctl = Ctl {
             status: gpu.ptr(&self.status),
             timeout_ns: WAIT_TIMEOUT_NS,
@@ -139,7 +150,14 @@ impl Buffers {
             gpu.ptr(&self.c),
             gpu.ptr(&self.zeros),
         );
-        GemmParams::new(&self.problem, &k.job.variant.tile, ptrs, ctl)
+        let v = &k.job.variant;
+        let mut params = GemmParams::new(&self.problem, &v.tile, ptrs, ctl);
+        if v.pipe.mechanism == Mechanism::Tma {
+            let (a, b) = tensor_maps(&self.problem, &v.tile, (ptrs.0, ptrs.1), v.pipe.control);
+            params.map_a = encode_tensor_map(&a)?;
+            params.map_b = encode_tensor_map(&b)?;
+        }
+        Ok(params)
     }
 }
 
@@ -148,10 +166,20 @@ impl GemmKernel {
         &self.job.variant.name
     }
 
+    /// A block per tile, or for a persistent variant as many as are resident at once (never more
+    /// than the tiles).
+    pub fn grid(&self, gpu: &Gpu, params: &GemmParams) -> u32 {
+        let tiles = params.grid();
+        match self.job.variant.persistent {
+            true => tiles.min(gpu.info.sm_count * self.resources.driver_blocks_per_sm.max(1)),
+            false => tiles,
+        }
+    }
+
     pub fn launch(&self, gpu: &Gpu, params: &GemmParams) -> Result<()> {
         gpu.launch(
             &self.kernel,
-            params.grid(),
+            self.grid(gpu, params),
             self.resources.threads,
             self.resources.dynamic_smem,
             params,
@@ -164,7 +192,7 @@ impl GemmKernel {
         e.gpu.fill(&mut d.c, DType::POISON_BYTE)?;
         e.gpu.fill(&mut d.status, 0)?;
         e.scrub_and_poison(seed)?;
-        let params = d.params(&e.gpu, self, seed);
+        let params = d.params(&e.gpu, self, seed)?;
         self.launch(&e.gpu, &params)?;
         e.gpu.finish(self.name(), HANG_LIMIT)?;
         check_status(&e.gpu, &d.status, self.name())?;

@@ -94,9 +94,15 @@ impl GemmResult {
 
 /// Why `v` cannot run on this GPU for `p`, if it cannot.
 pub fn unsupported(e: &Engine, v: &GemmVariant, p: &Problem) -> Option<String> {
+    let sm = e.info().arch.sm();
+    if v.tile.wgmma && sm != 90 {
+        return Some(format!(
+            "wgmma and setmaxnreg exist on sm_90 (Hopper) alone; this GPU is sm_{sm}"
+        ));
+    }
     let slot = v.tile.slot_bytes(p.dtype, p.layout);
     v.pipe
-        .unfit(e.info().arch.sm(), e.info().smem_per_block_optin, slot)
+        .unfit(sm, e.info().smem_per_block_optin, slot)
         .or_else(|| v.can_implement(p).err())
 }
 
@@ -387,7 +393,7 @@ fn measure(
     for (i, k) in timed {
         crate::interrupt::check()?;
         e.progress.step(k.name());
-        let params = d.params(&e.gpu, k, 0);
+        let params = d.params(&e.gpu, k, 0)?;
         let t = match time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params)) {
             Ok(t) => t,
             // a fault that leaves the context usable costs this variant only

@@ -128,18 +128,26 @@ fn group(
         .filter(|v| unsupported(e, v, &problems[0].1).is_none())
         .map(|v| job_of(v, &problems[0].1, STRESS_BOTH, &mut jobs))
         .collect();
-    // each control case with its controls and the `sync` build they are compared with
+    // each control case with its controls, grouped by the correct build they are compared with
+    let all = GemmVariant::catalogue(dtype);
     let mut ctl: Vec<(Problem, Vec<usize>, usize)> = Vec::new();
     for (m, n, k) in [CONTROL_CASE, DRAIN_CASE] {
         let p = Problem::new(m, n, k, layout, dtype)?;
         let drain = (m, n, k) == DRAIN_CASE;
-        let mine: Vec<usize> = controls
+        for v in controls
             .iter()
             .filter(|v| (v.pipe.control == Some(Control::DrainNoCommit)) == drain)
-            .map(|v| job_of(v, &p, 0, &mut jobs))
-            .collect();
-        if !mine.is_empty() {
-            ctl.push((p, mine, job_of(&catalogue[0], &p, 0, &mut jobs)));
+        {
+            let Some(twin) = v.twin(&all).filter(|_| unsupported(e, v, &p).is_none()) else {
+                let why = unsupported(e, v, &p).unwrap_or_else(|| "no correct twin".into());
+                report.skipped.push(format!("{} {tag}: {why}", v.name));
+                continue;
+            };
+            let (job, base) = (job_of(v, &p, 0, &mut jobs), job_of(twin, &p, 0, &mut jobs));
+            match ctl.iter_mut().find(|(q, _, b)| *q == p && *b == base) {
+                Some((_, mine, _)) => mine.push(job),
+                None => ctl.push((p, vec![job], base)),
+            }
         }
     }
     let builds = kernel::build_all(e, &jobs);
@@ -253,8 +261,8 @@ fn evidence(e: &Engine, ready: &[Option<GemmKernel>], tag: &str, report: &mut Su
 }
 
 /// Each of `jobs` `runs` times on fresh inputs of `p`. A correct variant must pass every run. A
-/// control (given the `sync` build to compare with bit for bit on every element, beside the
-/// sampled reference) must be caught on every run, by either or by a bounded wait.
+/// control (given the correct build to compare with bit for bit on every element, itself checked
+/// against the sampled reference first) must be caught on every run, by either or by a bounded wait.
 #[allow(clippy::too_many_arguments)]
 fn repeated(
     e: &Engine,
@@ -275,7 +283,17 @@ fn repeated(
         let x = Inputs::new(*p, seed ^ 0xC0_417 ^ (r as u64) << 20);
         let mut d = Buffers::upload(&e.gpu, &x)?;
         let base = match baseline.and_then(|b| ready[b].as_ref()) {
-            Some(b) => Some(b.run_checked(e, &mut d, r as u32)?),
+            Some(b) => {
+                // the build the controls are compared with must itself be right
+                let c = b.run_checked(e, &mut d, r as u32)?;
+                let v = reference::against_reference(&c, &x, &elements);
+                if !v.passed() {
+                    let name = format!("control baseline {} {tag} run {r}", b.name());
+                    report.record(&e.progress, name, false, v.summary());
+                    continue;
+                }
+                Some(c)
+            }
             None => None,
         };
         for (n, &j) in jobs.iter().enumerate() {

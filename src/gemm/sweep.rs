@@ -116,7 +116,7 @@ pub fn sweep(
                 )));
             }
             base.get_or_insert(c);
-            let params = d.params(&e.gpu, g, 0);
+            let params = d.params(&e.gpu, g, 0)?;
             let t = time_with(e, g.name(), 1, &o.timing, |_| g.launch(&e.gpu, &params))?;
             let r = &g.resources;
             let point = GemmPoint {

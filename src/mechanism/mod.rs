@@ -115,6 +115,16 @@ pub enum Control {
     NoBarrier,
     /// cp.async: wait_group one higher than the protocol's, so the step read may still be in flight.
     WaitShort,
+    /// mbarrier: expect_tx announces 16 bytes fewer than the copies bring.
+    TxShort,
+    /// mbarrier: expect_tx announces 16 bytes more than the copies bring (the phase never completes).
+    TxLong,
+    /// wgmma: the slot is released once the MMAs are issued, before wgmma.wait_group retires
+    /// their shared-memory reads (a hazard compute-sanitizer does not see).
+    ReleaseUnretired,
+    /// Host side: A's tensor map box is half the tile's rows, so the step brings fewer bytes
+    /// than the kernel announces.
+    WrongBox,
 }
 
 impl Control {
@@ -131,6 +141,10 @@ impl Control {
             Control::DrainNoCommit => 7,
             Control::NoBarrier => 8,
             Control::WaitShort => 9,
+            Control::TxShort => 10,
+            Control::TxLong => 11,
+            Control::ReleaseUnretired => 12,
+            Control::WrongBox => 0,
         }
     }
 
@@ -154,6 +168,14 @@ impl Control {
             }
             Control::NoBarrier => "no bar.sync between the cp.async wait and the slot's refill",
             Control::WaitShort => "cp.async wait_group one too high (waits on too few groups)",
+            Control::TxShort => "expect_tx 16 bytes short of the step's boxes",
+            Control::TxLong => {
+                "expect_tx 16 bytes beyond the step's boxes (the phase never completes)"
+            }
+            Control::ReleaseUnretired => {
+                "slot released after the wgmma issue, before wgmma.wait_group retires the reads"
+            }
+            Control::WrongBox => "A's tensor map box is half the tile's rows",
         }
     }
 }

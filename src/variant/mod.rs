@@ -228,7 +228,9 @@ impl Variant {
     /// copy workload's) reaches where a slower one does not.
     pub fn may_fault(&self) -> bool {
         self.mechanism.uses_mbarrier_ring()
-            && self.control.is_some_and(|c| c != Control::WrongStride)
+            && self
+                .control
+                .is_some_and(|c| !matches!(c, Control::WrongStride | Control::WrongBox))
     }
 
     pub fn is_control(&self) -> bool {

@@ -9,7 +9,8 @@ use crate::variant::{BuildConfig, Claim, Control, Mechanism, Variant};
 use serde::{Deserialize, Serialize};
 
 /// A block tile: BM x BN outputs, BK-wide K slices, WARPS_M x WARPS_N warps, and the blocks per SM
-/// the register budget must allow (`__launch_bounds__`).
+/// the register budget must allow (`__launch_bounds__`); `wgmma`: computed by warpgroups on
+/// Hopper's wgmma (sm_90a), the warps grouped in fours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Tile {
     pub bm: u32,
@@ -18,6 +19,8 @@ pub struct Tile {
     pub warps_m: u32,
     pub warps_n: u32,
     pub min_blocks: u32,
+    #[serde(default)]
+    pub wgmma: bool,
 }
 
 impl Tile {
@@ -47,6 +50,18 @@ impl Tile {
         }
     }
 
+    /// The Hopper tiles (16-bit, 64-wide K slices of 128-byte swizzled rows as TMA lands them):
+    /// one consumer warpgroup on 128 x 128 (two 64-row wgmma blocks of N = 128), or, beside a
+    /// producer warpgroup, two on 128 x 256 (one 64-row block of N = 256 each).
+    pub fn hopper(producer_warpgroup: bool) -> Tile {
+        let t = if producer_warpgroup {
+            Tile::new(128, 256, 64, 8, 1, 1)
+        } else {
+            Tile::new(128, 128, 64, 4, 1, 1)
+        };
+        Tile { wgmma: true, ..t }
+    }
+
     const fn new(bm: u32, bn: u32, bk: u32, warps_m: u32, warps_n: u32, min_blocks: u32) -> Tile {
         Tile {
             bm,
@@ -55,6 +70,7 @@ impl Tile {
             warps_m,
             warps_n,
             min_blocks,
+            wgmma: false,
         }
     }
 
@@ -87,12 +103,15 @@ impl Tile {
     }
 }
 
-/// A GEMM variant: the pipeline that moves the slices, and the tile it moves them for.
+/// A GEMM variant: the pipeline that moves the slices, the tile it moves them for, and whether
+/// a block per SM walks many tiles (persistent) or each block computes one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GemmVariant {
     pub name: String,
     pub pipe: Variant,
     pub tile: Tile,
+    #[serde(default)]
+    pub persistent: bool,
 }
 
 impl GemmVariant {
@@ -102,11 +121,35 @@ impl GemmVariant {
         } else {
             pipe.name.clone()
         };
-        GemmVariant { name, pipe, tile }
+        GemmVariant {
+            name,
+            pipe,
+            tile,
+            persistent: false,
+        }
     }
 
     pub fn is_baseline(&self) -> bool {
         self.pipe.is_baseline()
+    }
+
+    /// A Hopper variant: TMA boxes into an mbarrier ring feeding wgmma; with `ws`, a producer
+    /// warpgroup hands its registers to two consumer warpgroups.
+    /// `persistent`: as many blocks as fit on the GPU at once, each walking tiles, so the producer
+    /// loads the next tile's slices while the consumers store the last one.
+    fn hopper(stages: u32, ws: bool, persistent: bool) -> GemmVariant {
+        let ring = Variant::ring(Mechanism::Tma, stages, ws);
+        let name = format!(
+            "tma-wgmma{}{}-s{stages}",
+            if ws { "-ws" } else { "" },
+            if persistent { "-persist" } else { "" }
+        );
+        GemmVariant {
+            name: name.clone(),
+            pipe: Variant { name, ..ring },
+            tile: Tile::hopper(ws),
+            persistent,
+        }
     }
 
     /// The correct variants for `dtype`, `sync` first.
@@ -126,6 +169,11 @@ impl GemmVariant {
         for t in Tile::tuned(dtype) {
             v.push(GemmVariant::new(Variant::cpasync(4, 16), t, true));
             v.push(GemmVariant::new(Variant::cpasync(3, 16), t, true));
+        }
+        if dtype != DType::F32 {
+            v.extend((2..=6).map(|s| GemmVariant::hopper(s, false, false)));
+            v.extend((2..=4).map(|s| GemmVariant::hopper(s, true, false)));
+            v.extend((3..=4).map(|s| GemmVariant::hopper(s, true, true)));
         }
         v
     }
@@ -149,14 +197,64 @@ impl GemmVariant {
             name: name.into(),
             pipe: Variant::control(s3.clone(), c, name),
             tile: fam,
+            persistent: false,
+        })
+        .chain(
+            (dtype != DType::F32)
+                .then(Self::hopper_controls)
+                .into_iter()
+                .flatten(),
+        )
+        .collect()
+    }
+
+    /// Broken Hopper pipelines, each on two stages (a released slot is refilled at once).
+    fn hopper_controls() -> Vec<GemmVariant> {
+        use Control::*;
+        [
+            (false, WrongParity, "ctl-tma-wrong-parity"),
+            (false, SkipWait, "ctl-tma-skip-wait"),
+            (false, TxShort, "ctl-tma-tx-short"),
+            (false, TxLong, "ctl-tma-tx-long"),
+            (false, WrongStride, "ctl-tma-wrong-stride"),
+            (false, WrongBox, "ctl-tma-wrong-box"),
+            (false, ReleaseUnretired, "ctl-wgmma-release-unretired"),
+            (true, ReleaseUnretired, "ctl-wgmma-ws-release-unretired"),
+            (true, EarlyRelease, "ctl-tma-ws-early-release"),
+        ]
+        .into_iter()
+        .map(|(ws, c, name)| {
+            let base = GemmVariant::hopper(2, ws, false);
+            GemmVariant {
+                name: name.into(),
+                pipe: Variant::control(base.pipe, c, name),
+                ..base
+            }
         })
         .collect()
+    }
+
+    /// The correct variant a control's C is compared with bit for bit: the same pipeline and tile
+    /// unbroken where the math differs from `sync`'s (wgmma), else `sync` (`catalogue[0]`).
+    pub fn twin<'a>(&self, catalogue: &'a [GemmVariant]) -> Option<&'a GemmVariant> {
+        if !self.tile.wgmma {
+            return catalogue.first();
+        }
+        catalogue.iter().find(|v| {
+            v.tile == self.tile
+                && v.persistent == self.persistent
+                && v.pipe.stages == self.pipe.stages
+                && v.pipe.warp_specialized == self.pipe.warp_specialized
+        })
     }
 
     /// The widest copy unit (16, 8, 4 bytes; 2 for the register-staged baselines) that every row of
     /// A and B allows in `p`: a unit never straddles a row end. The variant's own width if it fits;
     /// a narrowed cp.async variant is renamed for its width (cpasync-cg16-s3 -> cpasync-ca8-s3).
     pub fn fit(&self, p: &Problem) -> GemmVariant {
+        if self.pipe.mechanism == Mechanism::Tma {
+            return self.clone(); // a box, not a copy width
+        }
         let es = p.dtype.size() as u32;
         let fits = |b: u32| {
             b >= es
@@ -197,6 +295,17 @@ impl GemmVariant {
     /// Why this variant cannot take `p`, if it cannot.
     pub fn can_implement(&self, p: &Problem) -> Result<(), String> {
         let es = p.dtype.size() as u32;
+        if self.pipe.mechanism == Mechanism::Tma {
+            for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())] {
+                if !(ld as u32 * es).is_multiple_of(16) {
+                    return Err(format!(
+                        "rows of {name} are {ld} elements = {} bytes: a TMA tensor map needs row strides that are multiples of 16 bytes",
+                        ld as u32 * es
+                    ));
+                }
+            }
+            return Ok(());
+        }
         let unit = self.pipe.copy_bytes;
         for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())] {
             if !(ld as u32 * es).is_multiple_of(unit) {
@@ -218,8 +327,25 @@ impl GemmVariant {
         }
     }
 
+    /// Slot 0's alignment: a 128-byte-swizzled box starts on a whole 1024-byte swizzle pattern.
+    fn smem_align(&self) -> u32 {
+        if self.tile.wgmma { 1024 } else { 128 }
+    }
+
+    /// The slots, plus the slack to align slot 0 beyond the 128 bytes dynamic shared memory has.
     pub fn dynamic_smem(&self, p: &Problem) -> u32 {
-        self.pipe.stages * self.tile.slot_bytes(p.dtype, p.layout)
+        self.pipe.stages * self.tile.slot_bytes(p.dtype, p.layout) + self.smem_align() - 128
+    }
+
+    /// The block: the tile's consumer warps, plus the producer (a warp, or a warpgroup that hands
+    /// its registers over) when warp-specialised.
+    pub fn threads(&self) -> u32 {
+        let producer = match (self.pipe.warp_specialized, self.tile.wgmma) {
+            (false, _) => 0,
+            (true, false) => 32,
+            (true, true) => 128,
+        };
+        self.tile.threads() + producer
     }
 
     /// Every -D option of the build: the pipeline's, then the GEMM's.
@@ -234,7 +360,18 @@ impl GemmVariant {
             format!("-DWARPS_N={}", t.warps_n),
             format!("-DMIN_BLOCKS={}", t.min_blocks),
             format!("-DB_NK={}", u32::from(p.layout == Layout::Nk)),
+            format!("-DWGMMA={}", u32::from(t.wgmma)),
+            format!("-DPERSISTENT={}", u32::from(self.persistent)),
+            format!("-DSMEM_ALIGN={}", self.smem_align()),
         ]);
+        if t.wgmma && self.pipe.warp_specialized {
+            // 128 x 40 + 256 x 232 registers fit the SM's 64 K
+            d.extend([
+                "-DPRODUCER_THREADS=128".to_string(),
+                "-DREGS_PRODUCER=40".to_string(),
+                "-DREGS_CONSUMER=232".to_string(),
+            ]);
+        }
         d
     }
 
@@ -244,32 +381,57 @@ impl GemmVariant {
     }
 
     pub fn completion(&self, p: &Problem) -> String {
-        self.pipe.completion(&self.pipe_config(p.dtype, 0))
+        let mut ring = self.pipe.completion(&self.pipe_config(p.dtype, 0));
+        if self.persistent {
+            ring.push_str("; persistent: the ring runs on across the tiles a block walks, the producer loading the next tile's slices while the consumers store the last");
+        }
+        match (self.tile.wgmma, self.pipe.warp_specialized) {
+            (false, _) => ring,
+            (true, false) => {
+                format!("{ring}; wgmma.wait_group 0 retires the slot's reads before its release")
+            }
+            (true, true) => format!(
+                "{ring} (of a producer warpgroup); wgmma.wait_group 0 retires the slot's reads before its release; setmaxnreg: producer warpgroup 40, each consumer warpgroup 232 registers per thread"
+            ),
+        }
     }
 }
 
-/// The math the SASS must show: tensor-core MMAs fed by ldmatrix for f16/bf16, FFMA for f32.
-fn compute_opcodes(dtype: DType) -> &'static [&'static str] {
+/// The math the SASS must show: warpgroup MMAs (HGMMA) on Hopper tiles, tensor-core MMAs fed by
+/// ldmatrix for f16/bf16, FFMA for f32.
+fn compute_opcodes(dtype: DType, wgmma: bool) -> &'static [&'static str] {
     match dtype {
         DType::F32 => &["FFMA"],
+        _ if wgmma => &["HGMMA"],
         _ => &["HMMA", "LDSM"],
     }
 }
 
-/// Does a build's census show the math its precision claims (and, for f32, no tensor cores)?
-pub fn math_attestation(census: Option<&Census>, dtype: DType) -> Attestation {
+/// Does a build's census show the math its tile claims (and, for f32, no tensor cores)? HGMMA is
+/// listed with its shape and types.
+pub fn math_attestation(census: Option<&Census>, dtype: DType, wgmma: bool) -> Attestation {
     let Some(c) = census else {
         return Attestation::Unverified {
             reason: "no disassembler: the math was not checked".into(),
         };
     };
-    let emitted = ["HMMA", "LDSM", "FFMA"]
+    let mut seen: Vec<String> = ["HMMA", "LDSM", "FFMA"]
         .iter()
         .map(|op| format!("{op} x{}", c.count(op)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let want = compute_opcodes(dtype);
-    if want.iter().all(|op| c.count(op) > 0) && (dtype != DType::F32 || c.count("HMMA") == 0) {
+        .collect();
+    if wgmma {
+        seen = c.forms("HGMMA");
+        seen.extend(c.forms("USETMAXREG"));
+        seen.push(format!("HMMA x{}", c.count("HMMA")));
+    }
+    let emitted = seen.join(", ");
+    let want = compute_opcodes(dtype, wgmma);
+    let tensor_cores = c.count("HMMA") + c.count("HGMMA");
+    let clean = match dtype {
+        DType::F32 => tensor_cores == 0,
+        _ => !wgmma || c.count("HMMA") == 0,
+    };
+    if want.iter().all(|op| c.count(op) > 0) && clean {
         Attestation::Attested { evidence: emitted }
     } else {
         Attestation::Mismatch {
@@ -277,6 +439,14 @@ pub fn math_attestation(census: Option<&Census>, dtype: DType) -> Attestation {
             emitted,
         }
     }
+}
+
+/// ptxas's warning that it serialised wgmma (C7515, C7519, ...: the MMAs wait for each other, a
+/// slow kernel that is still correct), from the build log, if there is one.
+pub fn wgmma_serialised(log: &str) -> Option<String> {
+    log.lines()
+        .find(|l| l.contains("wgmma") && l.contains("serializ"))
+        .map(|l| l.trim().to_string())
 }
 
 #[cfg(test)]
@@ -307,7 +477,7 @@ mod tests {
             let fam = Tile::family(dt);
             for v in GemmVariant::catalogue(dt)
                 .iter()
-                .filter(|v| !v.name.contains('x'))
+                .filter(|v| !v.name.contains('x') && !v.tile.wgmma)
             {
                 assert_eq!(v.tile, fam, "{}", v.name);
             }
@@ -318,6 +488,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn hopper_variants_fit_the_sm_and_say_how_they_are_built() {
+        assert!(
+            GemmVariant::catalogue(DType::F32)
+                .iter()
+                .all(|v| !v.tile.wgmma)
+        );
+        let p = Problem::new(4096, 4096, 4096, Layout::Nk, DType::Bf16).unwrap();
+        let hopper: Vec<GemmVariant> = GemmVariant::catalogue(DType::Bf16)
+            .into_iter()
+            .filter(|v| v.tile.wgmma)
+            .collect();
+        assert_eq!(hopper.len(), 10);
+        for v in &hopper {
+            assert_eq!(v.tile.slot_bytes(p.dtype, p.layout) % 1024, 0, "{}", v.name);
+            assert!(v.dynamic_smem(&p) <= 227 * 1024, "{}", v.name);
+            let d = v.defines(&p, 0);
+            assert!(
+                d.contains(&"-DWGMMA=1".to_string())
+                    && d.contains(&"-DSMEM_ALIGN=1024".to_string())
+            );
+            let ws = v.pipe.warp_specialized;
+            assert_eq!(v.threads(), if ws { 384 } else { 128 }, "{}", v.name);
+            assert_eq!(
+                d.contains(&"-DREGS_CONSUMER=232".to_string()),
+                ws,
+                "{}",
+                v.name
+            );
+            assert_eq!(d.contains(&"-DPERSISTENT=1".to_string()), v.persistent);
+            assert_eq!(v.fit(&p), *v, "a box has no copy width to narrow");
+        }
+        let odd = Problem::new(64, 64, 1001, Layout::Nk, DType::Bf16).unwrap();
+        let why = hopper[0].can_implement(&odd).unwrap_err();
+        assert!(why.contains("16 bytes") && why.contains("1001"), "{why}");
+        assert!(hopper[0].completion(&p).contains("wgmma.wait_group 0"));
+        assert!(
+            hopper
+                .iter()
+                .any(|v| v.completion(&p).contains("setmaxnreg"))
+        );
+    }
+
+    #[test]
+    fn every_control_has_a_correct_twin_to_be_compared_with() {
+        for dt in DType::ALL {
+            let all = GemmVariant::catalogue(dt);
+            for c in GemmVariant::controls(dt) {
+                let twin = c.twin(&all).unwrap_or_else(|| panic!("{}", c.name));
+                assert!(twin.pipe.control.is_none());
+                if c.tile.wgmma {
+                    assert_eq!((twin.tile, twin.pipe.stages), (c.tile, c.pipe.stages));
+                    assert_eq!(twin.pipe.warp_specialized, c.pipe.warp_specialized);
+                } else {
+                    assert!(twin.is_baseline(), "{}", c.name);
+                }
+            }
+        }
+        assert_eq!(GemmVariant::controls(DType::F32).len(), 7);
+        assert_eq!(GemmVariant::controls(DType::F16).len(), 16);
     }
 
     #[test]
@@ -352,13 +584,25 @@ mod tests {
             opcodes: ops.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
         };
         let mma = census(&[("HMMA.16816.F32.BF16", 64), ("LDSM.16.M88.4", 16)]);
-        assert!(math_attestation(Some(&mma), DType::Bf16).is_attested());
-        assert!(!math_attestation(Some(&mma), DType::F32).is_attested());
+        assert!(math_attestation(Some(&mma), DType::Bf16, false).is_attested());
+        assert!(!math_attestation(Some(&mma), DType::F32, false).is_attested());
+        assert!(!math_attestation(Some(&mma), DType::Bf16, true).is_attested());
         let ffma = census(&[("FFMA", 1024)]);
-        assert!(math_attestation(Some(&ffma), DType::F32).is_attested());
+        assert!(math_attestation(Some(&ffma), DType::F32, false).is_attested());
         let no_ldsm = census(&[("HMMA.16816.F32.BF16", 64), ("FFMA", 3)]);
-        assert!(!math_attestation(Some(&no_ldsm), DType::F16).is_attested());
-        assert!(!math_attestation(None, DType::F32).is_attested());
+        assert!(!math_attestation(Some(&no_ldsm), DType::F16, false).is_attested());
+        assert!(!math_attestation(None, DType::F32, false).is_attested());
+        let hgmma = census(&[("HGMMA.64x256x16.F32.BF16", 4), ("SYNCS.ARRIVE.TRANS64", 2)]);
+        match math_attestation(Some(&hgmma), DType::Bf16, true) {
+            Attestation::Attested { evidence } => {
+                assert!(
+                    evidence.contains("HGMMA.64x256x16.F32.BF16 x4"),
+                    "{evidence}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(!math_attestation(Some(&hgmma), DType::F32, false).is_attested());
     }
 
     #[test]

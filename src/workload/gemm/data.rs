@@ -1,10 +1,11 @@
 //! A GEMM's inputs (seeded normal values rounded to the precision, never constants), its kernel
 //! parameters, and the launch grid.
 
-use super::Problem;
 use super::catalogue::Tile;
+use super::{Layout, Problem};
 use crate::dtype::DType;
-use crate::mechanism::Ctl;
+use crate::gpu::{L2Promotion, OobFill, Swizzle, TensorMapSpec};
+use crate::mechanism::{Control, Ctl};
 use bytemuck::{Pod, Zeroable};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -30,8 +31,11 @@ pub struct GemmParams {
     pub tiles_n: i32,
     pub group_m: i32,
     pub reserved: [u64; 2],
+    /// CUtensorMaps of A and B (TMA variants; zeros otherwise).
+    pub map_a: [u64; 16],
+    pub map_b: [u64; 16],
 }
-const _: () = assert!(std::mem::size_of::<GemmParams>() == 128);
+const _: () = assert!(std::mem::size_of::<GemmParams>() == 384);
 
 /// Tile rows of C per raster group: consecutive blocks walk down 8 tile rows before moving right,
 /// so the B slices they share are still in L2.
@@ -56,6 +60,8 @@ impl GemmParams {
             tiles_n: p.n.div_ceil(tile.bn as usize) as i32,
             group_m: GROUP_M as i32,
             reserved: [0; 2],
+            map_a: [0; 16],
+            map_b: [0; 16],
         }
     }
 
@@ -63,6 +69,42 @@ impl GemmParams {
     pub fn grid(&self) -> u32 {
         (self.tiles_m * self.tiles_n) as u32
     }
+}
+
+/// The tensor maps a TMA variant's boxes are cut from (kernels/gemm.cu, `tma_load`): A as {K, M}
+/// with boxes of {BK, BM}; B [N x K] as {K, N} with boxes {BK, BN}; B [K x N] as {N, K} with boxes
+/// {64, BK}. Rows are 128-byte swizzled as wgmma reads them; past an edge, zeros. `control`
+/// breaks A's map on purpose: a row stride 16 bytes short, or a box of half the tile's rows.
+pub fn tensor_maps(
+    p: &Problem,
+    tile: &Tile,
+    (a, b): (u64, u64),
+    control: Option<Control>,
+) -> (TensorMapSpec, TensorMapSpec) {
+    let es = p.dtype.size() as u64;
+    let map =
+        |base_addr, inner: usize, outer: usize, ld: usize, box_dims: [u32; 2]| TensorMapSpec {
+            dtype: p.dtype,
+            base_addr,
+            dims: vec![inner as u64, outer as u64],
+            strides_bytes: vec![ld as u64 * es],
+            box_dims: box_dims.to_vec(),
+            element_strides: vec![1, 1],
+            swizzle: Swizzle::B128,
+            l2_promotion: L2Promotion::B256,
+            oob_fill: OobFill::Zero,
+        };
+    let mut ma = map(a, p.k, p.m, p.lda(), [tile.bk, tile.bm]);
+    match control {
+        Some(Control::WrongStride) => ma.strides_bytes[0] -= 16,
+        Some(Control::WrongBox) => ma.box_dims[1] /= 2,
+        _ => {}
+    }
+    let mb = match p.layout {
+        Layout::Nk => map(b, p.k, p.n, p.ldb(), [tile.bk, tile.bn]),
+        Layout::Kn => map(b, p.n, p.k, p.ldb(), [64, tile.bk]),
+    };
+    (ma, mb)
 }
 
 /// A and B as the GPU receives them (little-endian bytes of the precision) and as f32 values of
@@ -132,6 +174,39 @@ mod tests {
         assert!(distinct.len() > 100, "not a constant: {}", distinct.len());
         assert_eq!(Inputs::new(p, 7).a, x.a);
         assert_ne!(Inputs::new(p, 8).a, x.a);
+    }
+
+    #[test]
+    fn tensor_maps_follow_the_layout_and_break_only_when_asked() {
+        let t = Tile::hopper(true);
+        let nk = Problem::new(4096, 4096, 256, Layout::Nk, DType::Bf16).unwrap();
+        let (a, b) = tensor_maps(&nk, &t, (1 << 20, 1 << 24), None);
+        assert_eq!(
+            (a.dims.clone(), a.box_dims.clone()),
+            (vec![256, 4096], vec![64, 128])
+        );
+        assert_eq!(
+            (b.dims.clone(), b.box_dims.clone()),
+            (vec![256, 4096], vec![64, 256])
+        );
+        assert!(a.validate().is_ok() && b.validate().is_ok());
+        assert_eq!(a.box_bytes() + b.box_bytes(), 384 * 128);
+        let kn = Problem {
+            layout: Layout::Kn,
+            ..nk
+        };
+        let (_, b) = tensor_maps(&kn, &t, (1 << 20, 1 << 24), None);
+        assert_eq!(
+            (b.dims.clone(), b.box_dims.clone()),
+            (vec![4096, 256], vec![64, 64])
+        );
+        assert_eq!(b.box_bytes() * 4, 256 * 128, "four boxes make B's slice");
+        let (w, _) = tensor_maps(&nk, &t, (1 << 20, 1 << 24), Some(Control::WrongStride));
+        assert_eq!(w.strides_bytes[0], 512 - 16);
+        let (w, _) = tensor_maps(&nk, &t, (1 << 20, 1 << 24), Some(Control::WrongBox));
+        assert_eq!(w.box_dims, vec![64, 64]);
+        let (c, _) = tensor_maps(&nk, &t, (1 << 20, 1 << 24), Some(Control::TxShort));
+        assert_eq!(c.strides_bytes[0], 512);
     }
 
     #[test]

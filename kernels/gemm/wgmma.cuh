@@ -1,0 +1,96 @@
+// The Hopper compute body: wgmma m64nBNk16 with f32 accumulators, both operands read from the
+// slot through shared-memory descriptors, in the 128-byte swizzle the TMA boxes landed in. Consumer
+// warpgroup g computes rows [g, g + 1) x BM / WGS of the tile as MI blocks of 64 rows x BN.
+#pragma once
+
+#define WGS (CONSUMERS / 128)
+#define MI (BM / WGS / 64)
+static_assert(CONSUMERS % 128 == 0 && MI >= 1 && BM == WGS * MI * 64, "whole warpgroups of whole 64-row blocks");
+static_assert(BK * ESIZE == 128 && TENSOR_CORES, "16-bit K slices of one 128-byte swizzle row");
+static_assert(BN == 128 || BN == 256, "wgmma is wrapped for N = 128 and 256");
+
+// A shared-memory matrix descriptor for a 128-byte-swizzled operand: start address, leading and
+// stride byte offsets (each / 16), swizzle mode 1. K-major: 8-row groups 1024 bytes apart (the
+// leading offset is unused). MN-major: 8-row K groups 1024 bytes apart, 64-wide MN chunks `chunk`
+// bytes apart.
+__device__ __forceinline__ u64 smem_desc_sw128(u32 addr, u32 chunk) {
+    return (u64)((addr & 0x3FFFF) >> 4) | (u64)(chunk >> 4) << 16 | (u64)(1024 >> 4) << 32 | 1ULL << 62;
+}
+
+struct Gemm : GemmTiles {
+    float acc[MI][BN / 2];
+
+    __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params) {}
+
+    __device__ __forceinline__ void begin() {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int r = 0; r < BN / 2; ++r) acc[i][r] = 0.0f;
+    }
+
+    // Adds the slot's K slice to the accumulators, waits until the
+    // MMAs have retired their shared-memory reads, then returns so the ring can release the slot.
+    // `between` runs after the MMAs are issued and before that wait (release-unretired control).
+    template <class Between>
+    __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
+        perturb(p.ctl, k, ROLE_CONSUMER);
+        const u32 sa = smem_addr(slot) + ctid / 128 * (BM / WGS) * 128, sb = smem_addr(slot) + TileA::BYTES;
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int r = 0; r < BN / 2; ++r) fence_operand(acc[i][r]);
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < BK / 16; ++kk) {
+#if B_NK
+            const u64 db = smem_desc_sw128(sb + kk * 32, 16);
+#else
+            const u64 db = smem_desc_sw128(sb + kk * 16 * 128, BK * 128);
+#endif
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const u64 da = smem_desc_sw128(sa + i * 64 * 128 + kk * 32, 16);
+#if BN == 256
+                wgmma_m64n256k16<1 - B_NK>(acc[i], da, db, 1);
+#else
+                wgmma_m64n128k16<1 - B_NK>(acc[i], da, db, 1);
+#endif
+            }
+        }
+        wgmma_commit();
+        between();
+        wgmma_wait<0>();
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int r = 0; r < BN / 2; ++r) fence_operand(acc[i][r]);
+#if PERSISTENT
+        if (slice_of(k) == ksteps - 1) {  // the tile's last slice: store it, start the next
+            int m, n;
+            corner(tile_of(k), m, n);
+            epilogue(ctid, m, n);
+            begin();
+        }
+#endif
+    }
+
+    __device__ __forceinline__ void finish(int ctid) const {
+#if !PERSISTENT
+        epilogue(ctid, m0, n0);
+#endif
+    }
+
+    // Accumulator 4j + e of a 64-row block sits at row 16 x warp + lane / 4 (+ 8 for e >= 2),
+    // column 8j + 2 (lane % 4) + e % 2: pairs of adjacent columns.
+    __device__ __forceinline__ void epilogue(int ctid, int m, int n) const {
+        const int lane = ctid & 31, row0 = m + ctid / 128 * (BM / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    store2(row0 + i * 64 + h * 8, n + j * 8 + lane % 4 * 2, acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
+    }
+};
