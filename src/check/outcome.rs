@@ -21,6 +21,31 @@ pub struct SuiteReport {
     /// Why the suite ended before its last test (a hang, Ctrl-C), if it did.
     #[serde(default)]
     pub stopped: Option<String>,
+    /// Controls run by a process that started for them alone: its runs, for the process that
+    /// started it to add up.
+    #[serde(default)]
+    pub control_runs: Vec<ControlRuns>,
+}
+
+/// The runs of one control so far: how many caught it, and the first catch's words.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ControlRuns {
+    pub name: String,
+    pub runs: usize,
+    pub caught: usize,
+    pub first: String,
+}
+
+impl ControlRuns {
+    /// No run yet.
+    pub fn none(name: &str) -> ControlRuns {
+        ControlRuns {
+            name: name.to_string(),
+            runs: 0,
+            caught: 0,
+            first: String::new(),
+        }
+    }
 }
 
 /// One compute-sanitizer run of one variant.
@@ -52,6 +77,7 @@ impl SuiteReport {
         self.skipped.extend(other.skipped);
         self.results.extend(other.results);
         self.sanitizer.extend(other.sanitizer);
+        self.control_runs.extend(other.control_runs);
         if other.stopped.is_some() {
             self.stopped = other.stopped;
         }

@@ -4,7 +4,7 @@
 //! N failed` last.
 
 use super::cases::{self, Case};
-pub use super::outcome::{SuiteReport, TestResult};
+pub use super::outcome::{ControlRuns, SuiteReport, TestResult};
 use crate::dtype::DType;
 use crate::harness::Harness;
 use crate::report::{Status, VariantResult};

@@ -12,6 +12,7 @@ use tilepipe::dtype::DType;
 use tilepipe::fsio;
 use tilepipe::variant::{BuildConfig, Variant};
 use tilepipe::workload::View;
+use tilepipe::gemm::suite::GemmSuiteOptions;
 use tilepipe::workload::gemm::Layout;
 
 #[derive(Args)]
@@ -62,6 +63,10 @@ pub struct CheckArgs {
     /// report here as JSON.
     #[arg(long, hide = true)]
     child_results: Option<PathBuf>,
+    /// GEMM, child mode: run only the named controls (those that can fault the GPU run in
+    /// processes of their own).
+    #[arg(long, hide = true)]
+    only_controls: bool,
 }
 
 pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
@@ -76,13 +81,17 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
                 "--sanitize takes the row workloads; allowed with --workload gemm: --dtypes --layouts --variants --runs --seed --out".into()
             ));
         }
-        return super::gemm::cmd_check(
-            &a.gpu,
+        let opts = GemmSuiteOptions {
             dtypes,
-            a.layouts,
-            (a.variants, a.runs, a.seed),
-            (a.out.as_deref(), a.format),
-        );
+            layouts: a.layouts,
+            variants: a.variants,
+            runs: a.runs,
+            seed: a.seed,
+            command: std::env::args().collect(),
+            only_controls: a.only_controls,
+        };
+        let child = a.child_results.as_deref();
+        return super::gemm::cmd_check(&a.gpu, opts, child, (a.out.as_deref(), a.format));
     }
     let hidden = cases::parse_hidden(&a.suite_hidden)?;
     for &dt in &dtypes {

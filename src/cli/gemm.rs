@@ -13,7 +13,7 @@ use tilepipe::meminfo;
 use tilepipe::report::formats::md_table;
 use tilepipe::report::gemm::GemmRun;
 use tilepipe::report::{self, Status, gemm, table};
-use tilepipe::workload::gemm::{Layout, Problem};
+use tilepipe::workload::gemm::Problem;
 
 /// `run --workload gemm`.
 pub fn cmd_run(
@@ -110,27 +110,26 @@ pub fn print_run(r: &GemmRun, format: Format) {
     }
 }
 
-/// `check --workload gemm`.
+/// `check --workload gemm`; with `child`, quietly, its report written there as JSON (a process
+/// started to run controls that can fault the GPU).
 pub fn cmd_check(
     gpu: &GpuArgs,
-    dtypes: Vec<DType>,
-    layouts: Vec<Layout>,
-    (variants, runs, seed): (Option<String>, usize, u64),
+    opts: GemmSuiteOptions,
+    child: Option<&Path>,
     (out, format): (Option<&Path>, Format),
 ) -> anyhow::Result<ExitCode> {
     if let Some(dir) = out {
         tilepipe::fsio::writable_dir(dir)?;
     }
     let e = gpu.engine(format)?;
-    print::notice(&format!("{}; {}", e.info().summary(), e.tc.describe()));
-    let opts = GemmSuiteOptions {
-        dtypes,
-        layouts,
-        variants,
-        runs,
-        seed,
-    };
+    if child.is_none() {
+        print::notice(&format!("{}; {}", e.info().summary(), e.tc.describe()));
+    }
     let report = run_suite(&e, &opts)?;
+    if let Some(file) = child {
+        tilepipe::fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     super::check::end_suite(&report, out, format)
 }
 

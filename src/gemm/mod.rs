@@ -2,6 +2,7 @@
 //! f64 host reference, cuBLAS and the same-tile `sync`, on tail problems and under random sleeps
 //! too), its evidence recorded, then timed beside cuBLAS on the same GPU, problem and stream.
 
+mod controls;
 mod cublas;
 pub mod kernel;
 pub mod suite;

@@ -4,8 +4,10 @@
 //! sleeps; every control caught on every run; the SASS attestation of movement and math; the
 //! occupancy cross-check. Ends with the totals, as the row workloads' suite does.
 
+use super::controls::{self, ControlJob};
 use super::kernel::{self, Buffers, GemmKernel, Job};
 use super::{judge, unsupported};
+use crate::check::suite::ControlRuns;
 use crate::Result;
 use crate::check::suite::SuiteReport;
 use crate::dtype::DType;
@@ -27,6 +29,11 @@ pub struct GemmSuiteOptions {
     /// Runs per control (all must catch it) and, a third as many, stress runs per variant.
     pub runs: usize,
     pub seed: u64,
+    /// This process's argv, for the processes that run the controls which can fault the GPU.
+    pub command: Vec<String>,
+    /// Run only the controls, in this process, writing their runs to `control_runs` (a process
+    /// started for one control).
+    pub only_controls: bool,
 }
 
 /// The validation problems (M, N, K) and what each is for.
@@ -112,7 +119,7 @@ fn group(
         })
     };
     let mut plan: Vec<(usize, usize)> = Vec::new(); // (problem, job)
-    for (pi, (label, p)) in problems.iter().enumerate() {
+    for (pi, (label, p)) in problems.iter().enumerate().filter(|_| !o.only_controls) {
         for v in &catalogue {
             let v = v.fit(p);
             match unsupported(e, &v, p) {
@@ -125,7 +132,7 @@ fn group(
     }
     let stress: Vec<usize> = catalogue
         .iter()
-        .filter(|v| unsupported(e, v, &problems[0].1).is_none())
+        .filter(|v| !o.only_controls && unsupported(e, v, &problems[0].1).is_none())
         .map(|v| job_of(v, &problems[0].1, STRESS_BOTH, &mut jobs))
         .collect();
     // each control case with its controls, grouped by the correct build they are compared with
@@ -199,31 +206,65 @@ fn group(
         }
     }
     let stress_runs = o.runs.div_ceil(3).max(1);
-    repeated(
-        e,
-        &ready,
-        &stress,
-        &problems[0].1,
-        stress_runs,
-        None,
-        o.seed,
-        &tag,
-        report,
-    )?;
+    under_stress(e, &ready, &stress, &problems[0].1, stress_runs, o.seed, &tag, report)?;
     for (p, jobs, base) in &ctl {
-        repeated(
-            e,
-            &ready,
-            jobs,
-            p,
-            o.runs,
-            Some(*base),
-            o.seed,
-            &tag,
-            report,
-        )?;
+        for &j in jobs {
+            let (Some(control), Some(twin)) = (&ready[j], &ready[*base]) else {
+                continue; // its build failure is recorded
+            };
+            let job = ControlJob {
+                control,
+                twin,
+                problem: *p,
+                runs: o.runs,
+                seed: o.seed,
+            };
+            run_control(e, o, (dtype, layout), &job, report)?;
+        }
     }
     Ok(())
+}
+
+/// One control, all its runs: here, or in processes of its own where it can fault the GPU.
+fn run_control(
+    e: &Engine,
+    o: &GemmSuiteOptions,
+    (dtype, layout): (DType, Layout),
+    j: &ControlJob,
+    report: &mut SuiteReport,
+) -> Result<()> {
+    let v = &j.control.job.variant;
+    let (t, err) = if o.only_controls {
+        let (t, err) = controls::runs_here(e, j);
+        report.control_runs.push(t);
+        return err.map_or(Ok(()), Err);
+    } else if v.pipe.may_fault() {
+        match controls::runs_in_children(&o.command, (dtype.name(), layout.name()), j) {
+            Ok(t) => (t, None),
+            Err(err) => (ControlRuns::none(j.control.name()), Some(err)),
+        }
+    } else {
+        controls::runs_here(e, j)
+    };
+    let tag = format!("{dtype} {}", layout.name());
+    let mut detail = format!(
+        "{}; first: {}",
+        v.pipe.control.map_or("", |c| c.describe()),
+        t.first
+    );
+    if let Some(err) = &err {
+        detail.push_str(&format!("; stopped: {err}"));
+    }
+    report.record(
+        &e.progress,
+        format!("control {} {tag}: caught {}/{}", t.name, t.caught, o.runs),
+        err.is_none() && t.caught == o.runs,
+        detail,
+    );
+    match err {
+        Some(err) if !e.healthy() => Err(err),
+        _ => Ok(()),
+    }
 }
 
 /// SASS attestation (movement and math) and the occupancy cross-check of every clean build.
@@ -260,53 +301,29 @@ fn evidence(e: &Engine, ready: &[Option<GemmKernel>], tag: &str, report: &mut Su
     }
 }
 
-/// Each of `jobs` `runs` times on fresh inputs of `p`. A correct variant must pass every run. A
-/// control (given the correct build to compare with bit for bit on every element, itself checked
-/// against the sampled reference first) must be caught on every run, by either or by a bounded wait.
+/// Each of `jobs` (stressed builds of correct variants) `runs` times on fresh inputs of `p`: every
+/// run must pass.
 #[allow(clippy::too_many_arguments)]
-fn repeated(
+fn under_stress(
     e: &Engine,
     ready: &[Option<GemmKernel>],
     jobs: &[usize],
     p: &Problem,
     runs: usize,
-    baseline: Option<usize>,
     seed: u64,
     tag: &str,
     report: &mut SuiteReport,
 ) -> Result<()> {
     let elements = reference::checked_elements(p, seed);
-    let mut caught = vec![0usize; jobs.len()];
+    let mut failed = vec![0usize; jobs.len()];
     let mut first = vec![String::new(); jobs.len()];
     for r in 0..runs {
         crate::interrupt::check()?;
         let x = Inputs::new(*p, seed ^ 0xC0_417 ^ (r as u64) << 20);
         let mut d = Buffers::upload(&e.gpu, &x)?;
-        let base = match baseline.and_then(|b| ready[b].as_ref()) {
-            Some(b) => {
-                // the build the controls are compared with must itself be right
-                let c = b.run_checked(e, &mut d, r as u32)?;
-                let v = reference::against_reference(&c, &x, &elements);
-                if !v.passed() {
-                    let name = format!("control baseline {} {tag} run {r}", b.name());
-                    report.record(&e.progress, name, false, v.summary());
-                    continue;
-                }
-                Some(c)
-            }
-            None => None,
-        };
         for (n, &j) in jobs.iter().enumerate() {
             let Some(k) = &ready[j] else { continue };
-            let why = match judge(
-                e,
-                k,
-                &mut d,
-                &x,
-                &elements,
-                (None, base.as_deref()),
-                r as u32 + 1,
-            ) {
+            let why = match judge(e, k, &mut d, &x, &elements, (None, None), r as u32 + 1) {
                 Ok((_, v)) if v.iter().all(|v| v.passed()) => None,
                 Ok((_, v)) => Some(
                     v.iter()
@@ -319,7 +336,7 @@ fn repeated(
                 Err(err) => return Err(err),
             };
             if let Some(w) = why {
-                caught[n] += 1;
+                failed[n] += 1;
                 if first[n].is_empty() {
                     first[n] = w;
                 }
@@ -328,24 +345,8 @@ fn repeated(
     }
     for (n, &j) in jobs.iter().enumerate() {
         let Some(k) = &ready[j] else { continue };
-        let (name, ok, detail) = if baseline.is_some() {
-            (
-                format!("control {} {tag}: caught {}/{runs}", k.name(), caught[n]),
-                caught[n] == runs,
-                format!(
-                    "{}; first: {}",
-                    k.job.variant.pipe.control.map_or("", |c| c.describe()),
-                    first[n]
-                ),
-            )
-        } else {
-            (
-                format!("stress {} {tag}: {runs} runs", k.name()),
-                caught[n] == 0,
-                first[n].clone(),
-            )
-        };
-        report.record(&e.progress, name, ok, detail);
+        let name = format!("stress {} {tag}: {runs} runs", k.name());
+        report.record(&e.progress, name, failed[n] == 0, first[n].clone());
     }
     Ok(())
 }
