@@ -10,9 +10,9 @@ use tilepipe::check::sanitize;
 use tilepipe::check::suite::{SuiteOptions, SuiteReport, run_suite};
 use tilepipe::dtype::DType;
 use tilepipe::fsio;
+use tilepipe::gemm::suite::GemmSuiteOptions;
 use tilepipe::variant::{BuildConfig, Variant};
 use tilepipe::workload::View;
-use tilepipe::gemm::suite::GemmSuiteOptions;
 use tilepipe::workload::gemm::Layout;
 
 #[derive(Args)]

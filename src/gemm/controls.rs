@@ -44,7 +44,11 @@ pub fn runs_here(e: &Engine, j: &ControlJob) -> (ControlRuns, Option<Error>) {
         };
         let v = reference::against_reference(&base, &x, &elements);
         if !v.passed() {
-            let why = format!("its correct twin {} failed validation: {}", j.twin.name(), v.summary());
+            let why = format!(
+                "its correct twin {} failed validation: {}",
+                j.twin.name(),
+                v.summary()
+            );
             return (t, Some(Error::InvalidArgument(why)));
         }
         let outcome = judge(

@@ -50,9 +50,10 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
     )
 }
 
-/// Examines, loads and sizes one build. Stressed builds take their clean build's evidence.
-pub fn prepare(e: &Engine, job: Job, built: Built) -> Result<GemmKernel> {
-    let (sass, math) = if job.stress == 0 {
+/// Examines, loads and sizes one build. Stressed builds take their clean build's evidence, as do
+/// builds loaded without `examine` (a process started to run controls alone).
+pub fn prepare(e: &Engine, job: Job, built: Built, examine: bool) -> Result<GemmKernel> {
+    let (sass, math) = if job.stress == 0 && examine {
         let ev = sass::examine(&built.cubin, &e.tc, KERNEL.entry, job.variant.claim())?;
         let m = match wgmma_serialised(&built.log) {
             Some(warning) => Attestation::Mismatch {
@@ -68,7 +69,7 @@ pub fn prepare(e: &Engine, job: Job, built: Built) -> Result<GemmKernel> {
         (ev, m)
     } else {
         let why = Attestation::Unverified {
-            reason: "instrumented build: see the clean build's evidence".into(),
+            reason: "instrumented or control-only build: see the clean build's evidence".into(),
         };
         let ev = SassEvidence {
             tool: None,

@@ -117,7 +117,7 @@ fn prepare(
     let mut ready = Vec::new();
     for ((i, job), built) in jobs.into_iter().zip(builds) {
         let clean = job.stress == 0;
-        match built.and_then(|b| kernel::prepare(e, job, b)) {
+        match built.and_then(|b| kernel::prepare(e, job, b, true)) {
             Ok(k) => {
                 if clean {
                     results[i].options = k.built.options.clone();

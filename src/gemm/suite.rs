@@ -7,8 +7,8 @@
 use super::controls::{self, ControlJob};
 use super::kernel::{self, Buffers, GemmKernel, Job};
 use super::{judge, unsupported};
-use crate::check::suite::ControlRuns;
 use crate::Result;
+use crate::check::suite::ControlRuns;
 use crate::check::suite::SuiteReport;
 use crate::dtype::DType;
 use crate::harness::Engine;
@@ -161,7 +161,7 @@ fn group(
     let mut ready: Vec<Option<GemmKernel>> = Vec::new();
     for (job, built) in jobs.into_iter().zip(builds) {
         let name = format!("build {} {tag}", job.variant.name);
-        match built.and_then(|b| kernel::prepare(e, job, b)) {
+        match built.and_then(|b| kernel::prepare(e, job, b, !o.only_controls)) {
             Ok(k) => ready.push(Some(k)),
             Err(err) => {
                 report.record(&e.progress, name, false, err.to_string());
@@ -169,7 +169,9 @@ fn group(
             }
         }
     }
-    evidence(e, &ready, &tag, report);
+    if !o.only_controls {
+        evidence(e, &ready, &tag, report);
+    }
     for (pi, (label, p)) in problems.iter().enumerate() {
         let seed = o.seed ^ (pi as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let x = Inputs::new(*p, seed);
@@ -206,7 +208,16 @@ fn group(
         }
     }
     let stress_runs = o.runs.div_ceil(3).max(1);
-    under_stress(e, &ready, &stress, &problems[0].1, stress_runs, o.seed, &tag, report)?;
+    under_stress(
+        e,
+        &ready,
+        &stress,
+        &problems[0].1,
+        stress_runs,
+        o.seed,
+        &tag,
+        report,
+    )?;
     for (p, jobs, base) in &ctl {
         for &j in jobs {
             let (Some(control), Some(twin)) = (&ready[j], &ready[*base]) else {

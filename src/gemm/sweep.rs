@@ -71,7 +71,7 @@ pub fn sweep(
         .collect();
     let mut kernels = Vec::new();
     for (job, built) in jobs.iter().zip(kernel::build_all(e, &jobs)) {
-        kernels.push(kernel::prepare(e, job.clone(), built?)?);
+        kernels.push(kernel::prepare(e, job.clone(), built?, true)?);
     }
     // every point judged before any is measured: a sweep never stops halfway on a refusal
     for &k in &o.ks {

@@ -222,15 +222,13 @@ impl Variant {
     }
 
     /// A control whose broken protocol can fault the device; the suite runs it in a child process
-    /// so a fault cannot take the suite's context down. On the mbarrier ring every kernel-side
-    /// control can: a transaction count driven below zero, a barrier re-armed while its last phase
-    /// is pending, or a block leaving with copies still in flight, which a fast consumer (the
-    /// copy workload's) reaches where a slower one does not.
+    /// so a fault cannot take the suite's context down. On the mbarrier ring every control but a
+    /// wrong stride can: a transaction count driven below zero, a barrier re-armed while its last
+    /// phase is pending, a block leaving with copies still in flight or a phase that never
+    /// completes (a box smaller than announced faulted the H200 on every run).
     pub fn may_fault(&self) -> bool {
         self.mechanism.uses_mbarrier_ring()
-            && self
-                .control
-                .is_some_and(|c| !matches!(c, Control::WrongStride | Control::WrongBox))
+            && self.control.is_some_and(|c| c != Control::WrongStride)
     }
 
     pub fn is_control(&self) -> bool {
