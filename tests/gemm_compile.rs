@@ -13,7 +13,8 @@ use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::kernels;
 use tilepipe::sass;
-use tilepipe::workload::gemm::catalogue::{GemmVariant, math_attestation, wgmma_serialised};
+use tilepipe::workload::gemm::catalogue::GemmVariant;
+use tilepipe::workload::gemm::evidence::{math_attestation, wgmma_serialised};
 use tilepipe::workload::gemm::{KERNEL, Layout, Problem};
 
 #[test]

@@ -9,8 +9,9 @@ use crate::kernels::{self, Built};
 use crate::mechanism::{Ctl, Mechanism};
 use crate::resources::{Resources, SmLimits, occupancy};
 use crate::sass::{self, Attestation, SassEvidence};
-use crate::workload::gemm::catalogue::{GemmVariant, math_attestation, wgmma_serialised};
+use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::{GemmParams, Inputs, tensor_maps};
+use crate::workload::gemm::evidence::{math_attestation, wgmma_serialised};
 use crate::workload::gemm::{KERNEL, Problem};
 
 /// What one build is for: a variant on a problem's precision and layout, clean or stressed.

@@ -4,7 +4,6 @@
 
 use super::{Layout, Problem};
 use crate::dtype::DType;
-use crate::sass::{Attestation, Census};
 use crate::variant::{BuildConfig, Claim, Control, Mechanism, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -50,19 +49,14 @@ impl Tile {
         }
     }
 
-    /// The Hopper tiles (16-bit, 64-wide K slices of 128-byte swizzled rows as TMA lands them):
-    /// one consumer warpgroup on 128 x 128 (two 64-row wgmma blocks of N = 128), or, beside a
-    /// producer warpgroup, two on 128 x 256 (one 64-row block of N = 256 each).
-    pub fn hopper(producer_warpgroup: bool) -> Tile {
-        let t = if producer_warpgroup {
-            Tile::new(128, 256, 64, 8, 1, 1)
-        } else {
-            Tile::new(128, 128, 64, 4, 1, 1)
-        };
-        Tile { wgmma: true, ..t }
-    }
-
-    const fn new(bm: u32, bn: u32, bk: u32, warps_m: u32, warps_n: u32, min_blocks: u32) -> Tile {
+    pub(super) const fn new(
+        bm: u32,
+        bn: u32,
+        bk: u32,
+        warps_m: u32,
+        warps_n: u32,
+        min_blocks: u32,
+    ) -> Tile {
         Tile {
             bm,
             bn,
@@ -133,25 +127,6 @@ impl GemmVariant {
         self.pipe.is_baseline()
     }
 
-    /// A Hopper variant: TMA boxes into an mbarrier ring feeding wgmma; with `ws`, a producer
-    /// warpgroup hands its registers to two consumer warpgroups.
-    /// `persistent`: as many blocks as fit on the GPU at once, each walking tiles, so the producer
-    /// loads the next tile's slices while the consumers store the last one.
-    fn hopper(stages: u32, ws: bool, persistent: bool) -> GemmVariant {
-        let ring = Variant::ring(Mechanism::Tma, stages, ws);
-        let name = format!(
-            "tma-wgmma{}{}-s{stages}",
-            if ws { "-ws" } else { "" },
-            if persistent { "-persist" } else { "" }
-        );
-        GemmVariant {
-            name: name.clone(),
-            pipe: Variant { name, ..ring },
-            tile: Tile::hopper(ws),
-            persistent,
-        }
-    }
-
     /// The correct variants for `dtype`, `sync` first.
     pub fn catalogue(dtype: DType) -> Vec<GemmVariant> {
         let fam = Tile::family(dtype);
@@ -208,46 +183,6 @@ impl GemmVariant {
                 .flatten(),
         )
         .collect()
-    }
-
-    /// Broken Hopper pipelines, each on two stages (a released slot is refilled at once).
-    fn hopper_controls() -> Vec<GemmVariant> {
-        use Control::*;
-        [
-            (false, WrongParity, "ctl-tma-wrong-parity"),
-            (false, SkipWait, "ctl-tma-skip-wait"),
-            (false, TxShort, "ctl-tma-tx-short"),
-            (false, TxLong, "ctl-tma-tx-long"),
-            (false, WrongStride, "ctl-tma-wrong-stride"),
-            (false, WrongBox, "ctl-tma-wrong-box"),
-            (false, ReleaseUnretired, "ctl-wgmma-release-unretired"),
-            (true, ReleaseUnretired, "ctl-wgmma-ws-release-unretired"),
-            (true, EarlyRelease, "ctl-tma-ws-early-release"),
-        ]
-        .into_iter()
-        .map(|(ws, c, name)| {
-            let base = GemmVariant::hopper(2, ws, false);
-            GemmVariant {
-                name: name.into(),
-                pipe: Variant::control(base.pipe, c, name),
-                ..base
-            }
-        })
-        .collect()
-    }
-
-    /// The correct variant a control's C is compared with bit for bit: the same pipeline and tile
-    /// unbroken where the math differs from `sync`'s (wgmma), else `sync` (`catalogue[0]`).
-    pub fn twin<'a>(&self, catalogue: &'a [GemmVariant]) -> Option<&'a GemmVariant> {
-        if !self.tile.wgmma {
-            return catalogue.first();
-        }
-        catalogue.iter().find(|v| {
-            v.tile == self.tile
-                && v.persistent == self.persistent
-                && v.pipe.stages == self.pipe.stages
-                && v.pipe.warp_specialized == self.pipe.warp_specialized
-        })
     }
 
     /// The widest copy unit (16, 8, 4 bytes; 2 for the register-staged baselines) that every row of
@@ -399,58 +334,6 @@ impl GemmVariant {
     }
 }
 
-/// The math the SASS must show: warpgroup MMAs (HGMMA) on Hopper tiles, tensor-core MMAs fed by
-/// ldmatrix for f16/bf16, FFMA for f32.
-fn compute_opcodes(dtype: DType, wgmma: bool) -> &'static [&'static str] {
-    match dtype {
-        DType::F32 => &["FFMA"],
-        _ if wgmma => &["HGMMA"],
-        _ => &["HMMA", "LDSM"],
-    }
-}
-
-/// Does a build's census show the math its tile claims (and, for f32, no tensor cores)? HGMMA is
-/// listed with its shape and types.
-pub fn math_attestation(census: Option<&Census>, dtype: DType, wgmma: bool) -> Attestation {
-    let Some(c) = census else {
-        return Attestation::Unverified {
-            reason: "no disassembler: the math was not checked".into(),
-        };
-    };
-    let mut seen: Vec<String> = ["HMMA", "LDSM", "FFMA"]
-        .iter()
-        .map(|op| format!("{op} x{}", c.count(op)))
-        .collect();
-    if wgmma {
-        seen = c.forms("HGMMA");
-        seen.extend(c.forms("USETMAXREG"));
-        seen.push(format!("HMMA x{}", c.count("HMMA")));
-    }
-    let emitted = seen.join(", ");
-    let want = compute_opcodes(dtype, wgmma);
-    let tensor_cores = c.count("HMMA") + c.count("HGMMA");
-    let clean = match dtype {
-        DType::F32 => tensor_cores == 0,
-        _ => !wgmma || c.count("HMMA") == 0,
-    };
-    if want.iter().all(|op| c.count(op) > 0) && clean {
-        Attestation::Attested { evidence: emitted }
-    } else {
-        Attestation::Mismatch {
-            claimed: want.join(" + "),
-            emitted,
-        }
-    }
-}
-
-/// ptxas's warning that it serialised wgmma (C7515, C7519, ...: the MMAs wait for each other, a
-/// slow kernel that is still correct), from the build log, if there is one.
-pub fn wgmma_serialised(log: &str) -> Option<String> {
-    log.lines()
-        .find(|l| l.contains("wgmma") && l.contains("serializ"))
-        .map(|l| l.trim().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -493,69 +376,6 @@ mod tests {
     }
 
     #[test]
-    fn hopper_variants_fit_the_sm_and_say_how_they_are_built() {
-        assert!(
-            GemmVariant::catalogue(DType::F32)
-                .iter()
-                .all(|v| !v.tile.wgmma)
-        );
-        let p = Problem::new(4096, 4096, 4096, Layout::Nk, DType::Bf16).unwrap();
-        let hopper: Vec<GemmVariant> = GemmVariant::catalogue(DType::Bf16)
-            .into_iter()
-            .filter(|v| v.tile.wgmma)
-            .collect();
-        assert_eq!(hopper.len(), 10);
-        for v in &hopper {
-            assert_eq!(v.tile.slot_bytes(p.dtype, p.layout) % 1024, 0, "{}", v.name);
-            assert!(v.dynamic_smem(&p) <= 227 * 1024, "{}", v.name);
-            let d = v.defines(&p, 0);
-            assert!(
-                d.contains(&"-DWGMMA=1".to_string())
-                    && d.contains(&"-DSMEM_ALIGN=1024".to_string())
-            );
-            let ws = v.pipe.warp_specialized;
-            assert_eq!(v.threads(), if ws { 384 } else { 128 }, "{}", v.name);
-            assert_eq!(
-                d.contains(&"-DREGS_CONSUMER=232".to_string()),
-                ws,
-                "{}",
-                v.name
-            );
-            assert_eq!(d.contains(&"-DPERSISTENT=1".to_string()), v.persistent);
-            assert_eq!(v.fit(&p), *v, "a box has no copy width to narrow");
-        }
-        let odd = Problem::new(64, 64, 1001, Layout::Nk, DType::Bf16).unwrap();
-        let why = hopper[0].can_implement(&odd).unwrap_err();
-        assert!(why.contains("16 bytes") && why.contains("1001"), "{why}");
-        assert!(hopper[0].completion(&p).contains("wgmma.wait_group 0"));
-        assert!(
-            hopper
-                .iter()
-                .any(|v| v.completion(&p).contains("setmaxnreg"))
-        );
-    }
-
-    #[test]
-    fn every_control_has_a_correct_twin_to_be_compared_with() {
-        for dt in DType::ALL {
-            let all = GemmVariant::catalogue(dt);
-            for c in GemmVariant::controls(dt) {
-                let twin = c.twin(&all).unwrap_or_else(|| panic!("{}", c.name));
-                assert!(twin.pipe.control.is_none());
-                if c.tile.wgmma {
-                    assert_eq!((twin.tile, twin.pipe.stages), (c.tile, c.pipe.stages));
-                    assert_eq!(twin.pipe.warp_specialized, c.pipe.warp_specialized);
-                } else {
-                    assert!(twin.is_baseline(), "{}", c.name);
-                }
-            }
-        }
-        assert_eq!(GemmVariant::controls(DType::F32).len(), 7);
-        assert_eq!(GemmVariant::controls(DType::F16).len(), 7);
-        assert_eq!(GemmVariant::controls(DType::Bf16).len(), 16);
-    }
-
-    #[test]
     fn odd_rows_narrow_the_copy_or_say_why_not() {
         let cp = &GemmVariant::catalogue(DType::F32)[2];
         assert_eq!(cp.pipe.copy_bytes, 16);
@@ -577,35 +397,6 @@ mod tests {
         let sync = GemmVariant::catalogue(DType::Bf16)[0].fit(&odd);
         assert_eq!(sync.pipe.copy_bytes, 2);
         assert!(sync.can_implement(&odd).is_ok());
-    }
-
-    #[test]
-    fn math_must_match_the_precision() {
-        let census = |ops: &[(&str, u32)]| Census {
-            kernel: "k".into(),
-            total: 1,
-            opcodes: ops.iter().map(|(o, n)| (o.to_string(), *n)).collect(),
-        };
-        let mma = census(&[("HMMA.16816.F32.BF16", 64), ("LDSM.16.M88.4", 16)]);
-        assert!(math_attestation(Some(&mma), DType::Bf16, false).is_attested());
-        assert!(!math_attestation(Some(&mma), DType::F32, false).is_attested());
-        assert!(!math_attestation(Some(&mma), DType::Bf16, true).is_attested());
-        let ffma = census(&[("FFMA", 1024)]);
-        assert!(math_attestation(Some(&ffma), DType::F32, false).is_attested());
-        let no_ldsm = census(&[("HMMA.16816.F32.BF16", 64), ("FFMA", 3)]);
-        assert!(!math_attestation(Some(&no_ldsm), DType::F16, false).is_attested());
-        assert!(!math_attestation(None, DType::F32, false).is_attested());
-        let hgmma = census(&[("HGMMA.64x256x16.F32.BF16", 4), ("SYNCS.ARRIVE.TRANS64", 2)]);
-        match math_attestation(Some(&hgmma), DType::Bf16, true) {
-            Attestation::Attested { evidence } => {
-                assert!(
-                    evidence.contains("HGMMA.64x256x16.F32.BF16 x4"),
-                    "{evidence}"
-                )
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(!math_attestation(Some(&hgmma), DType::F32, false).is_attested());
     }
 
     #[test]

@@ -6,6 +6,8 @@
 
 pub mod catalogue;
 pub mod data;
+pub mod evidence;
+mod hopper;
 pub mod reference;
 
 use crate::dtype::DType;
