@@ -33,7 +33,6 @@
 #define CTL_WAIT_SHORT 9         // cp.async: wait_group one higher than the protocol's, so the step read may be in flight
 #define CTL_TX_SHORT 10          // mbarrier: expect_tx announces 16 bytes fewer than the copies bring
 #define CTL_TX_LONG 11           // mbarrier: expect_tx announces 16 bytes more than the copies bring (never completes)
-#define CTL_RELEASE_UNRETIRED 12 // wgmma: slot released after the MMAs are issued, before wgmma.wait_group retires their reads
 
 // The part of every workload's Params that the pipeline itself uses. The host mirrors it
 // (engine::Ctl); both sides assert its size.

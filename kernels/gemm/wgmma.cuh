@@ -29,11 +29,12 @@ struct Gemm : GemmTiles {
             for (int r = 0; r < BN / 2; ++r) acc[i][r] = 0.0f;
     }
 
-    // Adds the slot's K slice to the accumulators, waits until the
-    // MMAs have retired their shared-memory reads, then returns so the ring can release the slot.
-    // `between` runs after the MMAs are issued and before that wait (release-unretired control).
+    // Adds the slot's K slice to the accumulators, waits until the MMAs have retired their
+    // shared-memory reads, then returns so the ring can release the slot. `between` runs before
+    // the first read (early-release control).
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
+        between();
         perturb(p.ctl, k, ROLE_CONSUMER);
         const u32 sa = smem_addr(slot) + ctid / 128 * (BM / WGS) * 128, sb = smem_addr(slot) + TileA::BYTES;
 #pragma unroll
@@ -59,7 +60,6 @@ struct Gemm : GemmTiles {
             }
         }
         wgmma_commit();
-        between();
         wgmma_wait<0>();
 #pragma unroll
         for (int i = 0; i < MI; ++i)

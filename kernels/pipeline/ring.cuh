@@ -58,22 +58,16 @@ __device__ __forceinline__ void consume(W& w, u64* full, u64* empty, int k, Ring
     wait_phase(c, &full[s], st.phase(), s, ROLE_CONSUMER, k);
 #endif
     trace(c, k, EV_READY, rec);
-    const auto release = [&] {
-        __syncwarp();
-        if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
-    };
 #if CONTROL == CTL_EARLY_RELEASE
-    release();
+    __syncwarp();
+    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
 #endif
     trace(c, k, EV_COMPUTE_BEGIN, rec);
-#if CONTROL == CTL_RELEASE_UNRETIRED
-    w.consume(slot_ptr<W>(s), k, ctid, release);  // the body releases between issuing and retiring its reads
-#else
     w.consume(slot_ptr<W>(s), k, ctid, Nothing());
-#endif
     trace(c, k, EV_COMPUTE_END, rec);
-#if CONTROL != CTL_EARLY_RELEASE && CONTROL != CTL_RELEASE_UNRETIRED
-    release();
+#if CONTROL != CTL_EARLY_RELEASE
+    __syncwarp();
+    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
 #endif
     trace(c, k, EV_RELEASE, rec);
 }

@@ -119,9 +119,6 @@ pub enum Control {
     TxShort,
     /// mbarrier: expect_tx announces 16 bytes more than the copies bring (the phase never completes).
     TxLong,
-    /// wgmma: the slot is released once the MMAs are issued, before wgmma.wait_group retires
-    /// their shared-memory reads (a hazard compute-sanitizer does not see).
-    ReleaseUnretired,
     /// Host side: A's tensor map box is half the tile's rows, so the step brings fewer bytes
     /// than the kernel announces.
     WrongBox,
@@ -143,7 +140,6 @@ impl Control {
             Control::WaitShort => 9,
             Control::TxShort => 10,
             Control::TxLong => 11,
-            Control::ReleaseUnretired => 12,
             Control::WrongBox => 0,
         }
     }
@@ -171,9 +167,6 @@ impl Control {
             Control::TxShort => "expect_tx 16 bytes short of the step's boxes",
             Control::TxLong => {
                 "expect_tx 16 bytes beyond the step's boxes (the phase never completes)"
-            }
-            Control::ReleaseUnretired => {
-                "slot released after the wgmma issue, before wgmma.wait_group retires the reads"
             }
             Control::WrongBox => "A's tensor map box is half the tile's rows",
         }
