@@ -86,6 +86,9 @@ struct GemmTiles {
     __device__ __forceinline__ GemmTiles(const GemmParams& params) : p(params) {
         corner(blockIdx.x, m0, n0);
         ksteps = (p.k + BK - 1) / BK;
+#if WGMMA
+        loading = first();
+#endif
 #if PERSISTENT
         // tiles blockIdx.x, + gridDim.x, ...: the blocks resident at once walk neighbouring tiles
         nsteps = (p.tiles_m * p.tiles_n - blockIdx.x + gridDim.x - 1) / gridDim.x * ksteps;
@@ -104,9 +107,23 @@ struct GemmTiles {
         n = t % per_group / rows * BN;
     }
 
-    // Step k's tile and K slice: the block's one tile, or (PERSISTENT) its k / ksteps-th.
-    __device__ __forceinline__ int tile_of(int k) const { return blockIdx.x + (PERSISTENT ? k / ksteps * gridDim.x : 0); }
-    __device__ __forceinline__ int slice_of(int k) const { return PERSISTENT ? k % ksteps : k; }
+    // A walk over the block's steps: the K slice, and the tile with its corner. The producer and
+    // the consumers each keep one and step it on once per step, so no step divides by the trip
+    // count (a persistent producer that did spent a fifth of the GEMM's time on it).
+    struct Cursor {
+        int slice, tile, m, n;
+    };
+    __device__ __forceinline__ Cursor first() const {
+        Cursor c{0, (int)blockIdx.x, m0, n0};
+        return c;
+    }
+    __device__ __forceinline__ void step_on(Cursor& c) const {
+        if (++c.slice == ksteps) {
+            c.slice = 0;
+            c.tile += gridDim.x;
+            corner(c.tile, c.m, c.n);
+        }
+    }
 
     __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
     __device__ __forceinline__ int steps() const { return nsteps; }
@@ -164,10 +181,9 @@ struct GemmTiles {
         tma_prefetch_descriptor(p.map_a);
         tma_prefetch_descriptor(p.map_b);
     }
-    __device__ __forceinline__ void tma_load(unsigned char* slot, int k, u64* bar) const {
-        int m, n;
-        corner(tile_of(k), m, n);
-        const int k0 = slice_of(k) * BK;
+    // Called for steps 0, 1, 2, ... in order, by the one producing thread.
+    __device__ __forceinline__ void tma_load(unsigned char* slot, int, u64* bar) const {
+        const int k0 = loading.slice * BK, m = loading.m, n = loading.n;
         tma_load_2d(slot, p.map_a, k0, m, bar);
 #if B_NK
         tma_load_2d(slot + TileA::BYTES, p.map_b, k0, n, bar);
@@ -175,7 +191,9 @@ struct GemmTiles {
 #pragma unroll
         for (int j = 0; j < BN / 64; ++j) tma_load_2d(slot + TileA::BYTES + j * BK * 128, p.map_b, n + 64 * j, k0, bar);
 #endif
+        step_on(loading);
     }
+    mutable Cursor loading;  // the producer's: the next step to load
 #endif
 
     __device__ __forceinline__ void store(int row, int col, float v) const {

@@ -86,18 +86,20 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
 
 #[test]
 fn row_only_commands_refuse_the_gemm_by_name() {
-    for cmd in ["timeline", "probe", "sass"] {
-        let mut args = vec![cmd];
-        if cmd != "timeline" {
-            args.push("sync");
-        }
-        args.extend(["--workload", "gemm"]);
+    for cmd in ["probe", "sass"] {
+        let args = vec![cmd, "sync", "--workload", "gemm"];
         let err = refused(&args);
         assert!(
-            err.contains("--workload gemm is taken by `run`, `check` and `sweep` only; allowed here: rmsnorm, copy"),
+            err.contains("--workload gemm is taken by `run`, `check`, `sweep` and `timeline` only; allowed here: rmsnorm, copy"),
             "{cmd}: {err}"
         );
     }
+}
+
+#[test]
+fn a_gemm_timeline_refuses_an_empty_dimension_before_the_gpu() {
+    let err = refused(&["timeline", "--workload", "gemm", "--m", "0"]);
+    assert!(err.contains("M = 0") && err.contains("allowed"), "{err}");
 }
 
 #[test]

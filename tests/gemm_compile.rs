@@ -72,7 +72,7 @@ fn every_gemm_build_compiles_and_attests() {
         let built = kernels::build_with(
             KERNEL,
             &label,
-            v.defines(p, *stress),
+            v.defines(p, *stress, 0),
             (*arch, v.tile.wgmma),
             &tc,
             &nvrtc,

@@ -19,8 +19,9 @@ __device__ __forceinline__ u64 smem_desc_sw128(u32 addr, u32 chunk) {
 
 struct Gemm : GemmTiles {
     float acc[MI][BN / 2];
+    Cursor storing;  // the consumers': the step being computed
 
-    __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params) {}
+    __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params), storing(first()) {}
 
     __device__ __forceinline__ void begin() {
 #pragma unroll
@@ -66,12 +67,11 @@ struct Gemm : GemmTiles {
 #pragma unroll
             for (int r = 0; r < BN / 2; ++r) fence_operand(acc[i][r]);
 #if PERSISTENT
-        if (slice_of(k) == ksteps - 1) {  // the tile's last slice: store it, start the next
-            int m, n;
-            corner(tile_of(k), m, n);
-            epilogue(ctid, m, n);
+        if (storing.slice == ksteps - 1) {  // the tile's last slice: store it, start the next
+            epilogue(ctid, storing.m, storing.n);
             begin();
         }
+        step_on(storing);
 #endif
     }
 

@@ -96,7 +96,7 @@ impl WorkloadArg {
         match self {
             WorkloadArg::Rows(w) => Ok(w),
             WorkloadArg::Gemm => Err(tilepipe::Error::InvalidArgument(
-                "--workload gemm is taken by `run`, `check` and `sweep` only; allowed here: rmsnorm, copy"
+                "--workload gemm is taken by `run`, `check`, `sweep` and `timeline` only; allowed here: rmsnorm, copy"
                     .into(),
             )),
         }
@@ -133,7 +133,7 @@ pub struct GemmArgs {
 #[derive(Args, Clone)]
 pub struct GpuArgs {
     /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU), copy (the identity,
-    /// movement alone) or gemm (C = A B, `run` and `check` only).
+    /// movement alone) or gemm (C = A B: `run`, `check`, `sweep` and `timeline`).
     #[arg(long, default_value = "rmsnorm", value_parser = workload_arg)]
     pub workload: WorkloadArg,
     /// GPU ordinal.

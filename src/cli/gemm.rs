@@ -8,11 +8,13 @@ use tilepipe::bench::TimingOptions;
 use tilepipe::dtype::DType;
 use tilepipe::gemm::suite::{GemmSuiteOptions, run_suite};
 use tilepipe::gemm::sweep::{self, GemmSweepOptions};
+use tilepipe::gemm::timeline::{self, GemmTimelineOptions};
 use tilepipe::gemm::{GemmOptions, run, selected};
 use tilepipe::meminfo;
 use tilepipe::report::formats::md_table;
 use tilepipe::report::gemm::GemmRun;
 use tilepipe::report::{self, Status, gemm, table};
+use tilepipe::timeline::TimelineResult;
 use tilepipe::workload::gemm::Problem;
 
 /// `run --workload gemm`.
@@ -131,6 +133,29 @@ pub fn cmd_check(
         return Ok(ExitCode::SUCCESS);
     }
     super::check::end_suite(&report, out, format)
+}
+
+/// `timeline --workload gemm`: the named variants' mainloops on the problem.
+pub fn cmd_timeline(
+    gpu: &GpuArgs,
+    g: &GemmArgs,
+    (dtype, seed): (DType, u64),
+    names: &str,
+    (blocks, tiles): (u32, u32),
+) -> anyhow::Result<Vec<TimelineResult>> {
+    let problem = Problem::new(g.m, g.n, g.k, g.layout, dtype)?;
+    let e = gpu.engine(Format::Table)?;
+    let (variants, skipped) = timeline::traceable(&e, names, &problem)?;
+    for why in skipped {
+        print::notice(&format!("not traced: {why}"));
+    }
+    let o = GemmTimelineOptions {
+        problem,
+        seed,
+        blocks,
+        tiles,
+    };
+    Ok(timeline::capture(&e, &variants, &o)?)
 }
 
 /// `sweep --workload gemm`: gemm-sweep.jsonl (a point per line, as measured) and two plots.

@@ -1,7 +1,7 @@
 //! `tilepipe timeline`: instrumented builds, overlap figures, Chrome trace, SVG. Also the pieces
 //! `run --timeline` shares: which variants can be traced, and the files a timeline writes.
 
-use super::args::{GpuArgs, ProblemArgs};
+use super::args::{GemmArgs, GpuArgs, ProblemArgs, WorkloadArg};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -16,10 +16,13 @@ use tilepipe::variant::{BuildConfig, Variant};
 
 #[derive(Args)]
 pub struct TimelineArgs {
-    /// Variants to trace (default: sync, cpasync-cg16-s2, tma-s3 where the GPU has them).
+    /// Variants to trace (default: sync, cpasync-cg16-s2, tma-s3 where the GPU has them; with
+    /// --workload gemm: sync, cpasync-cg16-s3, tma-wgmma-s2, tma-wgmma-ws-s4).
     variants: Vec<String>,
     #[command(flatten)]
     problem: ProblemArgs,
+    #[command(flatten)]
+    gemm: GemmArgs,
     #[command(flatten)]
     gpu: GpuArgs,
     /// Blocks that record.
@@ -72,6 +75,20 @@ pub fn write_timeline(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Resu
 }
 
 pub fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
+    if let WorkloadArg::Gemm = a.gpu.workload {
+        let names = match a.variants.is_empty() {
+            true => "sync,cpasync-cg16-s3,tma-wgmma-s2,tma-wgmma-ws-s4".to_string(),
+            false => a.variants.join(","),
+        };
+        let tl = super::gemm::cmd_timeline(
+            &a.gpu,
+            &a.gemm,
+            (a.problem.dtype, a.problem.seed),
+            &names,
+            (a.blocks, a.tiles),
+        )?;
+        return finish(&tl, a.out.as_deref());
+    }
     let view = a.problem.view()?;
     let list = if a.variants.is_empty() {
         "sync,cpasync-cg16-s2,tma-s3".to_string()
@@ -93,8 +110,13 @@ pub fn cmd_timeline(a: TimelineArgs) -> anyhow::Result<ExitCode> {
         tiles: a.tiles,
     };
     let tl = capture(&h, &variants, &t)?;
-    print::timelines(&tl);
-    write_timeline(&tl, a.out.as_deref())?;
+    finish(&tl, a.out.as_deref())
+}
+
+/// Prints and writes the timelines; fails if an instrumented launch's output was wrong.
+fn finish(tl: &[TimelineResult], out: Option<&Path>) -> anyhow::Result<ExitCode> {
+    print::timelines(tl);
+    write_timeline(tl, out)?;
     Ok(if tl.iter().all(|t| t.verdict.passed) {
         ExitCode::SUCCESS
     } else {

@@ -21,6 +21,20 @@ pub struct Job {
     pub problem: Problem,
     /// STRESS bits (random sleeps in producer and consumer); 0: the clean build that is timed.
     pub stress: u32,
+    /// Steps per sampled block that record a timeline (0: a build without the recording).
+    pub trace: u32,
+}
+
+impl Job {
+    /// The clean build of `variant` for `problem`'s precision and layout.
+    pub fn clean(variant: &GemmVariant, problem: &Problem) -> Job {
+        Job {
+            variant: variant.clone(),
+            problem: *problem,
+            stress: 0,
+            trace: 0,
+        }
+    }
 }
 
 pub struct GemmKernel {
@@ -41,7 +55,7 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
             kernels::build_with(
                 KERNEL,
                 &format!("{} [{}]", KERNEL.entry, j.variant.name),
-                j.variant.defines(&j.problem, j.stress),
+                j.variant.defines(&j.problem, j.stress, j.trace),
                 (e.info().arch, j.variant.tile.wgmma),
                 &e.tc,
                 e.nvrtc_version(),
@@ -54,7 +68,7 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
 /// Examines, loads and sizes one build. Stressed builds take their clean build's evidence, as do
 /// builds loaded without `examine` (a process started to run controls alone).
 pub fn prepare(e: &Engine, job: Job, built: Built, examine: bool) -> Result<GemmKernel> {
-    let (sass, math) = if job.stress == 0 && examine {
+    let (sass, math) = if job.stress == 0 && job.trace == 0 && examine {
         let ev = sass::examine(&built.cubin, &e.tc, KERNEL.entry, job.variant.claim())?;
         let m = match wgmma_serialised(&built.log) {
             Some(warning) => Attestation::Mismatch {
@@ -191,10 +205,22 @@ impl GemmKernel {
     /// One validation launch: C poisoned (NaN), the L2 scrubbed and shared memory poisoned first;
     /// waits (bounded), surfaces in-kernel timeouts and faults, returns C.
     pub fn run_checked(&self, e: &Engine, d: &mut Buffers, seed: u32) -> Result<Vec<u8>> {
+        self.run_checked_with(e, d, seed, |_| {})
+    }
+
+    /// `run_checked` with the parameters edited first (a timeline buffer added).
+    pub fn run_checked_with(
+        &self,
+        e: &Engine,
+        d: &mut Buffers,
+        seed: u32,
+        edit: impl FnOnce(&mut GemmParams),
+    ) -> Result<Vec<u8>> {
         e.gpu.fill(&mut d.c, DType::POISON_BYTE)?;
         e.gpu.fill(&mut d.status, 0)?;
         e.scrub_and_poison(seed)?;
-        let params = d.params(&e.gpu, self, seed)?;
+        let mut params = d.params(&e.gpu, self, seed)?;
+        edit(&mut params);
         self.launch(&e.gpu, &params)?;
         e.gpu.finish(self.name(), HANG_LIMIT)?;
         check_status(&e.gpu, &d.status, self.name())?;

@@ -7,6 +7,7 @@ mod cublas;
 pub mod kernel;
 pub mod suite;
 pub mod sweep;
+pub mod timeline;
 
 use crate::bench::{TimingOptions, time_with};
 use crate::harness::Engine;
@@ -193,9 +194,8 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmOutcome> {
                     jobs.push((
                         i,
                         Job {
-                            variant: v.clone(),
-                            problem: p,
                             stress,
+                            ..Job::clean(&v, &p)
                         },
                     ));
                 }

@@ -111,9 +111,8 @@ fn group(
         let key = (v.name.clone(), v.pipe.copy_bytes, stress);
         *index.entry(key).or_insert_with(|| {
             jobs.push(Job {
-                variant: v.clone(),
-                problem: *p,
                 stress,
+                ..Job::clean(v, p)
             });
             jobs.len() - 1
         })

@@ -61,14 +61,7 @@ pub fn sweep(
 ) -> Result<Vec<GemmPoint>> {
     let variants = family(o.dtype);
     let first = Problem::new(o.m, o.n, o.ks[0], o.layout, o.dtype)?;
-    let jobs: Vec<Job> = variants
-        .iter()
-        .map(|v| Job {
-            variant: v.clone(),
-            problem: first,
-            stress: 0,
-        })
-        .collect();
+    let jobs: Vec<Job> = variants.iter().map(|v| Job::clean(v, &first)).collect();
     let mut kernels = Vec::new();
     for (job, built) in jobs.iter().zip(kernel::build_all(e, &jobs)) {
         kernels.push(kernel::prepare(e, job.clone(), built?, true)?);

@@ -256,10 +256,11 @@ impl GemmVariant {
     }
 
     /// The pipeline's build configuration: the tile's threads compute.
-    fn pipe_config(&self, dtype: DType, stress: u32) -> BuildConfig {
+    fn pipe_config(&self, dtype: DType, stress: u32, trace_tiles: u32) -> BuildConfig {
         BuildConfig {
             consumers: self.tile.threads(),
             stress,
+            trace_tiles,
             ..BuildConfig::new(dtype, 1, Some(1))
         }
     }
@@ -285,10 +286,13 @@ impl GemmVariant {
         self.tile.threads() + producer
     }
 
-    /// Every -D option of the build: the pipeline's, then the GEMM's.
-    pub fn defines(&self, p: &Problem, stress: u32) -> Vec<String> {
+    /// Every -D option of the build: the pipeline's (with STRESS bits and the steps each sampled
+    /// block records for a timeline, 0 for none), then the GEMM's.
+    pub fn defines(&self, p: &Problem, stress: u32, trace_tiles: u32) -> Vec<String> {
         let t = self.tile;
-        let mut d = self.pipe.defines(&self.pipe_config(p.dtype, stress));
+        let mut d = self
+            .pipe
+            .defines(&self.pipe_config(p.dtype, stress, trace_tiles));
         d.extend([
             format!("-DBM={}", t.bm),
             format!("-DBN={}", t.bn),
@@ -318,7 +322,7 @@ impl GemmVariant {
     }
 
     pub fn completion(&self, p: &Problem) -> String {
-        let mut ring = self.pipe.completion(&self.pipe_config(p.dtype, 0));
+        let mut ring = self.pipe.completion(&self.pipe_config(p.dtype, 0, 0));
         if self.persistent {
             ring.push_str("; persistent: the ring runs on across the tiles a block walks, the producer loading the next tile's slices while the consumers store the last");
         }
@@ -402,7 +406,11 @@ mod tests {
     #[test]
     fn defines_carry_tile_layout_and_control() {
         let c = &GemmVariant::controls(DType::Bf16)[0];
-        let d = c.defines(&Problem::new(8, 8, 8, Layout::Nk, DType::Bf16).unwrap(), 0);
+        let d = c.defines(
+            &Problem::new(8, 8, 8, Layout::Nk, DType::Bf16).unwrap(),
+            0,
+            0,
+        );
         for want in [
             "-DB_NK=1",
             "-DBK=32",

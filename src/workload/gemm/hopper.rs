@@ -100,7 +100,7 @@ mod tests {
         for v in &hopper {
             assert_eq!(v.tile.slot_bytes(p.dtype, p.layout) % 1024, 0, "{}", v.name);
             assert!(v.dynamic_smem(&p) <= 227 * 1024, "{}", v.name);
-            let d = v.defines(&p, 0);
+            let d = v.defines(&p, 0, 0);
             assert!(
                 d.contains(&"-DWGMMA=1".to_string())
                     && d.contains(&"-DSMEM_ALIGN=1024".to_string())
