@@ -3,11 +3,11 @@
 use super::args::{Format, GpuArgs, WorkloadArg, bounded, with_controls};
 use super::print;
 use clap::Args;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::check::cases;
 use tilepipe::check::sanitize;
-use tilepipe::check::suite::{SuiteOptions, SuiteReport, run_suite};
+use tilepipe::check::suite::{SuiteOptions, run_suite};
 use tilepipe::dtype::DType;
 use tilepipe::fsio;
 use tilepipe::gemm::suite::GemmSuiteOptions;
@@ -137,38 +137,5 @@ pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
         fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    end_suite(&report, a.out.as_deref(), a.format)
-}
-
-/// A suite's end, whichever workload: the skips (table), check.json in `out`, the totals, and the
-/// exit code (1 on a failure or an early stop, 130 after Ctrl-C).
-pub fn end_suite(
-    report: &SuiteReport,
-    out: Option<&Path>,
-    format: Format,
-) -> anyhow::Result<ExitCode> {
-    if format == Format::Table {
-        print::skipped(report);
-    }
-    if let Some(dir) = out {
-        fsio::create_dir_all(dir)?;
-        fsio::write_atomic(
-            &dir.join("check.json"),
-            serde_json::to_string_pretty(report)?.as_bytes(),
-        )?;
-    }
-    print::suite_end(report, format);
-    if let Some(why) = &report.stopped {
-        print::notice(&format!("the suite stopped early: {why}"));
-        return Ok(ExitCode::from(if tilepipe::interrupt::requested() {
-            130
-        } else {
-            1
-        }));
-    }
-    Ok(if report.failed() == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    super::suite_end::end_suite(&report, a.out.as_deref(), a.format)
 }

@@ -132,7 +132,7 @@ pub fn cmd_check(
         tilepipe::fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
         return Ok(ExitCode::SUCCESS);
     }
-    super::check::end_suite(&report, out, format)
+    super::suite_end::end_suite(&report, out, format)
 }
 
 /// `timeline --workload gemm`: the named variants' mainloops on the problem.

@@ -16,6 +16,7 @@ pub mod progress;
 pub mod report;
 pub mod run;
 pub mod sass;
+pub mod suite_end;
 pub mod sweep;
 pub mod timeline;
 

@@ -4,8 +4,8 @@
 //! in a new process of this binary, and again in another after each fault, until all its runs are
 //! done: the fault of a run is how that run caught it, and the suite goes on.
 
-use super::judge;
 use super::kernel::{Buffers, GemmKernel};
+use super::{failures, judge};
 use crate::check::suite::{ControlRuns, SuiteReport};
 use crate::harness::Engine;
 use crate::workload::gemm::Problem;
@@ -61,14 +61,7 @@ pub fn runs_here(e: &Engine, j: &ControlJob) -> (ControlRuns, Option<Error>) {
             r as u32 + 1,
         );
         let why = match outcome {
-            Ok((_, v)) if v.iter().all(|v| v.passed()) => None,
-            Ok((_, v)) => Some(
-                v.iter()
-                    .filter(|v| !v.passed())
-                    .map(|v| v.summary())
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            ),
+            Ok((_, v)) => failures(&v),
             Err(err) if e.healthy() => Some(err.to_string()),
             Err(err) => {
                 t.runs += 1;

@@ -146,6 +146,16 @@ fn prepare(
     ready
 }
 
+/// The failed verdicts' summaries joined, or None if every verdict passed.
+fn failures(verdicts: &[Verdict]) -> Option<String> {
+    let bad: Vec<String> = verdicts
+        .iter()
+        .filter(|v| !v.passed())
+        .map(Verdict::summary)
+        .collect();
+    (!bad.is_empty()).then(|| bad.join("; "))
+}
+
 /// Runs `k` on `d` and judges C against the reference on `elements`, cuBLAS's C and the baseline's.
 fn judge(
     e: &Engine,
@@ -301,14 +311,9 @@ fn validate(
                 seed as u32,
             ) {
                 Ok((c, verdicts)) => {
-                    let bad: Vec<String> = verdicts
-                        .iter()
-                        .filter(|v| !v.passed())
-                        .map(Verdict::summary)
-                        .collect();
-                    if !bad.is_empty() {
-                        results[*i]
-                            .fail(Status::Failed, format!("{}: {}", q.label(), bad.join("; ")));
+                    let bad = failures(&verdicts);
+                    if let Some(bad) = &bad {
+                        results[*i].fail(Status::Failed, format!("{}: {bad}", q.label()));
                     }
                     results[*i].validation.push(CaseVerdicts {
                         case: q.label(),
@@ -317,7 +322,7 @@ fn validate(
                     if ci + 1 == problems.len() {
                         digests.insert(*i, Sha256::digest(&c));
                     }
-                    if k.job.variant.is_baseline() && bad.is_empty() {
+                    if k.job.variant.is_baseline() && bad.is_none() {
                         baseline = Some((k.job.variant.clone(), c));
                     }
                 }

@@ -6,7 +6,7 @@
 
 use super::controls::{self, ControlJob};
 use super::kernel::{self, Buffers, GemmKernel, Job};
-use super::{judge, unsupported};
+use super::{failures, judge, unsupported};
 use crate::Result;
 use crate::check::suite::ControlRuns;
 use crate::check::suite::SuiteReport;
@@ -187,15 +187,11 @@ fn group(
             let name = format!("{} {tag} {label}", k.name());
             match judge(e, k, &mut d, &x, &elements, (None, same_tile), seed as u32) {
                 Ok((c, verdicts)) => {
-                    let bad: Vec<String> = verdicts
-                        .iter()
-                        .filter(|v| !v.passed())
-                        .map(|v| v.summary())
-                        .collect();
-                    if k.job.variant.is_baseline() && bad.is_empty() {
+                    let bad = failures(&verdicts);
+                    if k.job.variant.is_baseline() && bad.is_none() {
                         baseline = Some((k.job.variant.clone(), c));
                     }
-                    report.record(&e.progress, name, bad.is_empty(), bad.join("; "));
+                    report.record(&e.progress, name, bad.is_none(), bad.unwrap_or_default());
                 }
                 Err(err) => {
                     report.record(&e.progress, name, false, err.to_string());
@@ -334,14 +330,7 @@ fn under_stress(
         for (n, &j) in jobs.iter().enumerate() {
             let Some(k) = &ready[j] else { continue };
             let why = match judge(e, k, &mut d, &x, &elements, (None, None), r as u32 + 1) {
-                Ok((_, v)) if v.iter().all(|v| v.passed()) => None,
-                Ok((_, v)) => Some(
-                    v.iter()
-                        .filter(|v| !v.passed())
-                        .map(|v| v.summary())
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                ),
+                Ok((_, v)) => failures(&v),
                 Err(err) if e.healthy() => Some(err.to_string()),
                 Err(err) => return Err(err),
             };

@@ -5,10 +5,10 @@
 
 use super::kernel::{self, Buffers, GemmKernel, Job};
 use super::unsupported;
-use crate::bench::{TimingOptions, time_with};
+use crate::bench::time_with;
 use crate::check::compare::Verdict;
 use crate::harness::Engine;
-use crate::timeline::{EVENTS, TimelineResult, WORDS, decode, overlap};
+use crate::timeline::{TIMING, TimelineResult, decode, overlap, trace_buffer};
 use crate::workload::gemm::Problem;
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
@@ -61,14 +61,8 @@ pub fn capture(
     let x = Inputs::new(*p, o.seed);
     let mut d = Buffers::upload(&e.gpu, &x)?;
     let elements = reference::checked_elements(p, o.seed);
-    let words = o.blocks as usize * o.tiles as usize * EVENTS.len() * WORDS;
-    let mut trace = e.gpu.alloc(words * 8, "the timeline buffer")?;
-    let timing = TimingOptions {
-        warmup: 2,
-        min_repeats: 10,
-        max_repeats: 10,
-        ..TimingOptions::default()
-    };
+    let mut trace = trace_buffer(&e.gpu, o.blocks, o.tiles)?;
+    let timing = TIMING;
     let mut out = Vec::new();
     e.progress.stage("timeline", variants.len() as u64);
     for pair in ready.chunks_exact(2) {
@@ -96,11 +90,7 @@ pub fn capture(
             reference::against_reference(&got, &x, &elements),
             reference::against_baseline(&got, &clean_c, p),
         ];
-        let bad: Vec<String> = checks
-            .iter()
-            .filter(|v| !v.passed())
-            .map(|v| v.summary())
-            .collect();
+        let bad = super::failures(&checks);
         let raw: Vec<u64> = e
             .gpu
             .download(&trace)?
@@ -121,9 +111,9 @@ pub fn capture(
             instrumented_ms,
             overhead: instrumented_ms / clean_ms - 1.0,
             verdict: Verdict {
-                passed: bad.is_empty(),
+                passed: bad.is_none(),
                 checked_against: "f64 reference (sampled) and the clean build, bit for bit".into(),
-                failure: (!bad.is_empty()).then(|| bad.join("; ")),
+                failure: bad,
                 ..Verdict::default()
             },
             blocks,

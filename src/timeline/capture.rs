@@ -2,8 +2,8 @@
 //! clean ones: each variant is timed clean and instrumented, and the overhead is reported.
 
 pub use super::TimelineResult;
-use super::{EVENTS, WORDS, decode, overlap};
-use crate::bench::{self, TimingOptions};
+use super::{TIMING, decode, overlap, trace_buffer};
+use crate::bench;
 use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, tiles};
 use crate::report::Status;
@@ -50,14 +50,8 @@ pub fn capture(
     }
     let data = HostData::generate(h.workload, o.view, o.dtype, o.seed);
     let mut dd = DeviceData::upload(&h.gpu, &data)?;
-    let words = o.blocks as usize * o.tiles as usize * EVENTS.len() * WORDS;
-    let mut trace = h.gpu.alloc(words * 8, "the timeline buffer")?;
-    let timing = TimingOptions {
-        warmup: 2,
-        min_repeats: 10,
-        max_repeats: 10,
-        ..TimingOptions::default()
-    };
+    let mut trace = trace_buffer(&h.gpu, o.blocks, o.tiles)?;
+    let timing = TIMING;
     let mut out = Vec::new();
     h.progress.stage("timeline", variants.len() as u64);
     for (c, t) in clean.iter().zip(&traced) {

@@ -31,6 +31,25 @@ pub fn named(tl: &[TimelineResult]) -> Vec<(String, Vec<BlockTrace>)> {
         .collect()
 }
 
+/// How both the clean and the instrumented build are timed for a timeline: a short, fixed count.
+pub const TIMING: crate::bench::TimingOptions = crate::bench::TimingOptions {
+    warmup: 2,
+    min_repeats: 10,
+    max_repeats: 10,
+    target_rel_stdev: 0.01,
+    budget: std::time::Duration::from_secs(3),
+};
+
+/// The device buffer `blocks` sampled blocks record `tiles` steps each into.
+pub fn trace_buffer(
+    gpu: &crate::gpu::Gpu,
+    blocks: u32,
+    tiles: u32,
+) -> crate::Result<crate::gpu::DevBuf> {
+    let words = blocks as usize * tiles as usize * EVENTS.len() * WORDS;
+    gpu.alloc(words * 8, "the timeline buffer")
+}
+
 /// Events per tile, in the order the kernel records them (EV_* in kernels/rmsnorm.cu).
 pub const EVENTS: [&str; 5] = ["issue", "ready", "compute_begin", "compute_end", "release"];
 /// Words per event: %globaltimer (ns) and clock64 (cycles).
