@@ -43,6 +43,27 @@ impl ClockTrace {
     }
 }
 
+/// Why two measurements' ratio is not a comparison at one clock, if it is not: either one's SM
+/// clock moved during it (a GPU at its power cap slows a kernel timed long enough), or the two ran
+/// at SM clocks more than CLOCK_TOLERANCE apart. `who`: how the first is named.
+pub fn unmatched(who: &str, a: &ClockTrace, b: &ClockTrace) -> Option<String> {
+    let (Some((alo, ahi)), Some((blo, bhi))) = (a.sm_range(), b.sm_range()) else {
+        return Some("no clock readings to match".into());
+    };
+    let apart = |lo: u32, hi: u32| hi > 0 && f64::from(hi - lo) / f64::from(hi) > CLOCK_TOLERANCE;
+    let span = |lo: u32, hi: u32| match lo == hi {
+        true => format!("{lo} MHz"),
+        false => format!("{lo}..{hi} MHz"),
+    };
+    (apart(alo, ahi) || apart(blo, bhi) || apart(alo.min(blo), ahi.max(bhi))).then(|| {
+        format!(
+            "not at one clock: {who} timed at {}, this at {}",
+            span(alo, ahi),
+            span(blo, bhi)
+        )
+    })
+}
+
 /// Why a series of readings cannot be trusted to describe one clock, if it cannot.
 pub fn assess(samples: &[ClockSample]) -> Option<String> {
     let moved = |name: &str, f: fn(&ClockSample) -> u32| {
@@ -213,6 +234,33 @@ mod tests {
                 .unwrap()
                 .contains("memory clock moved 1593..3201 MHz")
         );
+    }
+
+    #[test]
+    fn a_ratio_is_clock_matched_only_when_both_ran_steady_at_one_clock() {
+        let trace = |mhz: &[u32]| {
+            ClockTrace::new(
+                mhz.iter()
+                    .map(|&sm_mhz| ClockSample {
+                        sm_mhz,
+                        mem_mhz: 3201,
+                        temp_c: 50,
+                        power_w: 500.0,
+                        throttle: Vec::new(),
+                    })
+                    .collect(),
+            )
+        };
+        let steady = trace(&[1980, 1980, 1965]);
+        assert_eq!(unmatched("cuBLAS", &steady, &trace(&[1950, 1965])), None);
+        let why = unmatched("cuBLAS", &trace(&[1515, 1980, 1980]), &steady).unwrap();
+        assert!(
+            why.contains("cuBLAS timed at 1515..1980 MHz")
+                && why.contains("this at 1965..1980 MHz"),
+            "{why}"
+        );
+        assert!(unmatched("cuBLAS", &steady, &trace(&[1725, 1725])).is_some());
+        assert!(unmatched("cuBLAS", &steady, &trace(&[])).is_some());
     }
 
     #[test]

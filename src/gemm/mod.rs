@@ -88,6 +88,7 @@ impl GemmResult {
             timing: None,
             tflops: None,
             pct_of_cublas: None,
+            cublas_clocks: None,
             speedup_vs_sync: None,
             speedup_vs_regprefetch: None,
         }
@@ -418,6 +419,10 @@ fn measure(
         let r = &mut results[*i];
         r.tflops = Some(tflops(p.flops(), ms));
         r.pct_of_cublas = cublas_ms.map(|c| 100.0 * c / ms);
+        if let Some(theirs) = out.cublas.timing.as_ref().and_then(|c| c.clocks.as_ref()) {
+            let mine = t.clocks.clone().unwrap_or_default();
+            r.cublas_clocks = crate::clocks::unmatched("cuBLAS", theirs, &mine);
+        }
         r.timing = Some(t);
         times.push((*i, &k.job.variant, ms));
     }

@@ -85,6 +85,9 @@ pub struct GemmResult {
     pub timing: Option<Timing>,
     pub tflops: Option<f64>,
     pub pct_of_cublas: Option<f64>,
+    /// Why `pct_of_cublas` is not a comparison at one SM clock, if it is not (shown with a `*`).
+    #[serde(default)]
+    pub cublas_clocks: Option<String>,
     pub speedup_vs_sync: Option<f64>,
     /// Over the register double buffer on the same tile (pre-Ampere pipelining).
     pub speedup_vs_regprefetch: Option<f64>,
@@ -180,7 +183,10 @@ pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
             v.status.label().into(),
             num(v.timing.as_ref().map(|t| t.device.median * 1e3), 1),
             num(v.tflops, 1),
-            num(v.pct_of_cublas, 1),
+            match (&v.cublas_clocks, v.pct_of_cublas) {
+                (Some(_), Some(p)) => format!("{p:.1}*"),
+                _ => num(v.pct_of_cublas, 1),
+            },
             num(v.speedup_vs_sync, 2),
             num(v.speedup_vs_regprefetch, 2),
         ]);
@@ -206,6 +212,10 @@ pub fn problems(r: &GemmRun) -> Vec<String> {
     if let Some(why) = &r.cublas.detail {
         out.push(format!("cuBLAS {}: {why}", r.cublas.status.label()));
     }
+    out.extend(r.variants.iter().filter_map(|v| {
+        let why = v.cublas_clocks.as_ref()?;
+        Some(format!("{} % cuBLAS*: {why}", v.name))
+    }));
     out
 }
 
@@ -230,5 +240,47 @@ impl GemmRun {
             crate::fsio::create_dir_all(dir)?;
         }
         crate::fsio::write_atomic(path, json.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A recorded H200 run (8192^3 bf16, B [N x K]) whose cuBLAS timing ran into the power cap.
+    fn hopper_run() -> GemmRun {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        GemmRun::read(&dir.join("tests/fixtures/gemm-h200-hopper.json")).unwrap()
+    }
+
+    #[test]
+    fn a_ratio_at_unmatched_clocks_is_starred_and_explained() {
+        let mut r = hopper_run();
+        let theirs = r.cublas.timing.clone().unwrap().clocks.unwrap();
+        for v in &mut r.variants {
+            let mine = v.timing.as_ref().and_then(|t| t.clocks.clone()).unwrap();
+            v.cublas_clocks = crate::clocks::unmatched("cuBLAS", &theirs, &mine);
+        }
+        let table = rows(&r);
+        let ws = table
+            .iter()
+            .find(|row| row[0] == "tma-wgmma-ws-s4")
+            .unwrap();
+        assert!(ws[12].ends_with('*'), "{}", ws[12]);
+        let why = problems(&r);
+        assert!(
+            why.iter().any(|p| p.starts_with(
+                "tma-wgmma-ws-s4 % cuBLAS*: not at one clock: cuBLAS timed at 1515..1980 MHz"
+            )),
+            "{why:?}"
+        );
+        for v in &mut r.variants {
+            v.cublas_clocks = None;
+        }
+        let ws = rows(&r)
+            .into_iter()
+            .find(|row| row[0] == "tma-wgmma-ws-s4")
+            .unwrap();
+        assert_eq!(ws[12], "111.0");
     }
 }
