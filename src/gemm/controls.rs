@@ -92,26 +92,10 @@ pub fn runs_in_children(
 ) -> Result<ControlRuns> {
     let name = j.control.name();
     let mut total = ControlRuns::none(name);
-    let mut argv = vec![command.first().cloned().unwrap_or_default()];
-    let picked = ["--dtypes", "--layouts", "--variants", "--runs", "--seed"];
-    argv.extend(crate::child::without(command, &picked));
+    let argv = child_argv(command);
     while total.runs < j.runs {
-        let extra: Vec<String> = [
-            "--dtypes",
-            dtype,
-            "--layouts",
-            layout,
-            "--variants",
-            name,
-            "--runs",
-            &(j.runs - total.runs).to_string(),
-            "--seed",
-            &(j.seed ^ total.runs as u64).to_string(),
-            "--only-controls",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+        let seed = j.seed ^ total.runs as u64;
+        let extra = child_args((dtype, layout), name, j.runs - total.runs, seed);
         let child: SuiteReport = crate::child::continue_in(&argv, &extra)?;
         let Some(t) = child.control_runs.into_iter().find(|t| t.name == name) else {
             return Err(Error::InChild {
@@ -133,4 +117,65 @@ pub fn runs_in_children(
         }
     }
     Ok(total)
+}
+
+/// This process's argv without what a control's own process is given anew.
+fn child_argv(command: &[String]) -> Vec<String> {
+    let mut argv = vec![command.first().cloned().unwrap_or_default()];
+    let picked = ["--dtypes", "--layouts", "--variants", "--runs", "--seed"];
+    argv.extend(crate::child::without(command, &picked));
+    argv
+}
+
+/// What a control's own process is given: its group, the control alone, the runs left and a seed
+/// that differs from the earlier processes'.
+fn child_args((dtype, layout): (&str, &str), name: &str, runs: usize, seed: u64) -> Vec<String> {
+    [
+        "--dtypes",
+        dtype,
+        "--layouts",
+        layout,
+        "--variants",
+        name,
+        "--runs",
+        &runs.to_string(),
+        "--seed",
+        &seed.to_string(),
+        "--only-controls",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_control_process_gets_one_control_and_the_runs_left() {
+        let argv: Vec<String> =
+            "tilepipe check --workload gemm --dtypes bf16,f16 --runs 20 --seed 7 --out d"
+                .split(' ')
+                .map(String::from)
+                .collect();
+        let mut all = child_argv(&argv);
+        all.extend(child_args(
+            ("bf16", "nk"),
+            "ctl-tma-wrong-parity",
+            13,
+            7 ^ 7,
+        ));
+        let line = all.join(" ");
+        assert_eq!(
+            line,
+            "tilepipe check --workload gemm --out d --dtypes bf16 --layouts nk --variants ctl-tma-wrong-parity --runs 13 --seed 0 --only-controls"
+        );
+        let parsed = crate::child::args(&all, &[], std::path::Path::new("/tmp/r.json"));
+        assert!(parsed.ends_with(&[
+            "--child-results".into(),
+            "/tmp/r.json".into(),
+            "--quiet".into()
+        ]));
+    }
 }
