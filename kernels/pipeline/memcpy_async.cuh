@@ -1,6 +1,7 @@
-// libcu++'s cuda::memcpy_async, one call per row, completing through a cuda::pipeline (MECH 3) or
-// a cuda::barrier per slot (MECH 4). Which instruction it lowers to depends on the spelling
-// (MCA_FORM) and is for the SASS to say.
+// libcu++'s cuda::memcpy_async, one call per row by the whole block (or, for a workload whose copies
+// can fall past its data's edge, one per thread per unit), completing through a cuda::pipeline
+// (MECH 3) or a cuda::barrier per slot (MECH 4). Which instruction it lowers to depends on the
+// spelling (MCA_FORM) and is for the SASS to say.
 #pragma once
 #include "common/elem.cuh"
 // libcu++'s shared state and barriers are initialised by make_pipeline / init, not by a constructor.
@@ -29,19 +30,27 @@ __device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
     if (!w.has(k)) return;
     const auto step = w.step(k);
     unsigned char* const slot = slot_ptr<W>(s);
-    const int rows = step.rows();
-    for (int r = 0; r < rows; ++r) {
-        const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
-        elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
+    if constexpr (W::ZERO_FILL) {
+        // per-thread units, as cp.async's: memcpy_async cannot zero-fill, so a unit past the
+        // data's edge copies COPY_BYTES of the zero source instead
+        for_my_units(w, k, threadIdx.x, [&](int, const char* src, int dst) {
+            cuda::memcpy_async(slot + dst, src ? src : w.zero_src(), cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
+        });
+    } else {
+        const int rows = step.rows();
+        for (int r = 0; r < rows; ++r) {
+            const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
+            elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
 #if MCA_FORM == 0
-        cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(step.row_bytes()), sync);
+            cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(step.row_bytes()), sync);
 #elif MCA_FORM == 1
-        cuda::memcpy_async(block, dst, src, (size_t)step.row_bytes(), sync);
+            cuda::memcpy_async(block, dst, src, (size_t)step.row_bytes(), sync);
 #else
-        cuda::memcpy_async(block, reinterpret_cast<NotTriviallyCopyable*>(dst),
-                           reinterpret_cast<const NotTriviallyCopyable*>(src),
-                           cuda::aligned_size_t<16>(step.row_bytes()), sync);
+            cuda::memcpy_async(block, reinterpret_cast<NotTriviallyCopyable*>(dst),
+                               reinterpret_cast<const NotTriviallyCopyable*>(src),
+                               cuda::aligned_size_t<16>(step.row_bytes()), sync);
 #endif
+        }
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::{Layout, Problem};
 use crate::dtype::DType;
-use crate::variant::{BuildConfig, Claim, Control, Mechanism, Variant};
+use crate::variant::{BuildConfig, Claim, Control, McaForm, Mechanism, Variant};
 use serde::{Deserialize, Serialize};
 
 /// A block tile: BM x BN outputs, BK-wide K slices, WARPS_M x WARPS_N warps, and the blocks per SM
@@ -136,6 +136,11 @@ impl GemmVariant {
         ]
         .into_iter()
         .chain((2..=5).map(|s| Variant::cpasync(s, 16)))
+        .chain([Variant::mca(
+            Mechanism::MemcpyAsyncPipeline,
+            McaForm::Aligned16,
+            3,
+        )])
         .map(|p| GemmVariant::new(p, fam, false))
         .collect();
         if dtype == DType::F32 {
@@ -189,8 +194,11 @@ impl GemmVariant {
     /// A and B allows in `p`: a unit never straddles a row end. The variant's own width if it fits;
     /// a narrowed cp.async variant is renamed for its width (cpasync-cg16-s3 -> cpasync-ca8-s3).
     pub fn fit(&self, p: &Problem) -> GemmVariant {
-        if self.pipe.mechanism == Mechanism::Tma {
-            return self.clone(); // a box, not a copy width
+        if matches!(
+            self.pipe.mechanism,
+            Mechanism::Tma | Mechanism::MemcpyAsyncPipeline
+        ) {
+            return self.clone(); // a box; a memcpy_async spelled for 16 bytes
         }
         let es = p.dtype.size() as u32;
         let fits = |b: u32| {
@@ -244,10 +252,16 @@ impl GemmVariant {
             return Ok(());
         }
         let unit = self.pipe.copy_bytes;
+        let why = match self.pipe.mechanism {
+            Mechanism::MemcpyAsyncPipeline => "this memcpy_async is spelled for 16-byte units",
+            _ => {
+                "cp.async copies 4, 8 or 16 bytes, so rows that take none of them run on sync and regprefetch only"
+            }
+        };
         for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())] {
             if !(ld as u32 * es).is_multiple_of(unit) {
                 return Err(format!(
-                    "rows of {name} are {ld} elements = {} bytes, not a multiple of the {unit}-byte copy unit; cp.async copies 4, 8 or 16 bytes, so rows that take none of them run on sync and regprefetch only",
+                    "rows of {name} are {ld} elements = {} bytes, not a multiple of the {unit}-byte copy unit; {why}",
                     ld as u32 * es
                 ));
             }
@@ -401,6 +415,34 @@ mod tests {
         let sync = GemmVariant::catalogue(DType::Bf16)[0].fit(&odd);
         assert_eq!(sync.pipe.copy_bytes, 2);
         assert!(sync.can_implement(&odd).is_ok());
+    }
+
+    #[test]
+    fn the_memcpy_async_pipeline_takes_16_byte_rows_or_says_why_not() {
+        let mca = GemmVariant::catalogue(DType::F32)
+            .into_iter()
+            .find(|v| v.pipe.mechanism == Mechanism::MemcpyAsyncPipeline)
+            .expect("an fp32 memcpy_async + cuda::pipeline variant");
+        assert_eq!(
+            (mca.name.as_str(), mca.tile),
+            ("mca-pipeline-a16-s3", Tile::family(DType::F32))
+        );
+        let odd = p(1002, DType::F32);
+        assert_eq!(
+            mca.fit(&odd),
+            mca,
+            "never narrowed: its spelling is for 16 bytes"
+        );
+        let why = mca.can_implement(&odd).unwrap_err();
+        assert!(
+            why.contains("4008 bytes") && why.contains("16-byte units"),
+            "{why}"
+        );
+        assert!(mca.can_implement(&p(1024, DType::F32)).is_ok());
+        assert!(
+            mca.defines(&p(64, DType::F32), 0, 0)
+                .contains(&"-DMCA_FORM=0".to_string())
+        );
     }
 
     #[test]
