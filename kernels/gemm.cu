@@ -121,7 +121,7 @@ struct GemmTiles {
         if (++c.slice == ksteps) {
             c.slice = 0;
             c.tile += gridDim.x;
-            corner(c.tile, c.m, c.n);
+            if (c.tile < p.tiles_m * p.tiles_n) corner(c.tile, c.m, c.n);  // none past the last
         }
     }
 

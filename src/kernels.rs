@@ -216,12 +216,12 @@ fn compile_cached(
     let key = cache::key(&text, &headers, &options, &arch.to_string(), nvrtc_version);
     let found = cache.get(&key);
     let mut cache_warnings: Vec<String> = found.warning().into_iter().collect();
-    if let cache::Lookup::Hit(cubin) = found {
+    if let cache::Lookup::Hit(cubin, log) = found {
         return Ok(Built {
             cubin,
             cache_hit: true,
             options,
-            log: String::new(),
+            log,
             cache_warnings,
         });
     }
@@ -236,7 +236,7 @@ fn compile_cached(
         },
         other => other,
     })?;
-    if let Err(e) = cache.put(&key, &out.cubin) {
+    if let Err(e) = cache.put(&key, &out.cubin, &out.log) {
         cache_warnings.push(format!("cubin cache: not stored: {e}"));
     }
     Ok(Built {

@@ -33,6 +33,7 @@ __device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
     if constexpr (W::ZERO_FILL) {
         // per-thread units, as cp.async's: memcpy_async cannot zero-fill, so a unit past the
         // data's edge copies COPY_BYTES of the zero source instead
+        static_assert(MCA_FORM == 0, "per-unit copies are spelled with aligned_size_t alone");
         for_my_units(w, k, threadIdx.x, [&](int, const char* src, int dst) {
             cuda::memcpy_async(slot + dst, src ? src : w.zero_src(), cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
         });

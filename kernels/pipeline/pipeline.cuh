@@ -40,7 +40,8 @@
 #define PRODUCER_THREADS 32
 #endif
 // Alignment of slot 0: 128 bytes, or 1024 where a 128-byte-swizzled TMA box must start on a whole
-// swizzle pattern (the host gives such builds 1024 bytes of slack).
+// swizzle pattern (dynamic shared memory starts 128-byte aligned; the host gives such builds
+// SMEM_ALIGN - 128 bytes of slack).
 #ifndef SMEM_ALIGN
 #define SMEM_ALIGN 128
 #endif

@@ -34,6 +34,9 @@ pub struct ControlRuns {
     pub runs: usize,
     pub caught: usize,
     pub first: String,
+    /// Why the runs stopped short other than by a fault of the context (which is a catch).
+    #[serde(default)]
+    pub stopped: Option<String>,
 }
 
 impl ControlRuns {
@@ -44,6 +47,7 @@ impl ControlRuns {
             runs: 0,
             caught: 0,
             first: String::new(),
+            stopped: None,
         }
     }
 }

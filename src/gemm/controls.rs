@@ -23,24 +23,29 @@ pub struct ControlJob<'a> {
 }
 
 /// Runs `j` in this process, up to its last run or a fault of the context (counted as a catch,
-/// then returned as the error that ends this process's use of the GPU).
+/// then returned as the error that ends this process's use of the GPU). Any other stop is said in
+/// `stopped`.
 pub fn runs_here(e: &Engine, j: &ControlJob) -> (ControlRuns, Option<Error>) {
     let mut t = ControlRuns::none(j.control.name());
     let p = &j.problem;
     let elements = reference::checked_elements(p, j.seed);
+    let stop = |mut t: ControlRuns, err: Error| {
+        t.stopped = Some(err.to_string());
+        (t, Some(err))
+    };
     for r in 0..j.runs {
         if let Err(err) = crate::interrupt::check() {
-            return (t, Some(err));
+            return stop(t, err);
         }
         let x = Inputs::new(*p, j.seed ^ 0xC0_417 ^ (r as u64) << 20);
         let mut d = match Buffers::upload(&e.gpu, &x) {
             Ok(d) => d,
-            Err(err) => return (t, Some(err)),
+            Err(err) => return stop(t, err),
         };
         // the twin must be right, or a difference would prove nothing
         let base = match j.twin.run_checked(e, &mut d, r as u32) {
             Ok(c) => c,
-            Err(err) => return (t, Some(err)),
+            Err(err) => return stop(t, err),
         };
         let v = reference::against_reference(&base, &x, &elements);
         if !v.passed() {
@@ -49,7 +54,7 @@ pub fn runs_here(e: &Engine, j: &ControlJob) -> (ControlRuns, Option<Error>) {
                 j.twin.name(),
                 v.summary()
             );
-            return (t, Some(Error::InvalidArgument(why)));
+            return stop(t, Error::InvalidArgument(why));
         }
         let outcome = judge(
             e,
@@ -94,6 +99,7 @@ pub fn runs_in_children(
     let mut total = ControlRuns::none(name);
     let argv = child_argv(command);
     while total.runs < j.runs {
+        crate::interrupt::check()?;
         let seed = j.seed ^ total.runs as u64;
         let extra = child_args((dtype, layout), name, j.runs - total.runs, seed);
         let child: SuiteReport = crate::child::continue_in(&argv, &extra)?;
@@ -105,9 +111,9 @@ pub fn runs_in_children(
                 ),
             });
         };
-        if t.runs == 0 {
+        if let Some(why) = t.stopped.or_else(|| (t.runs == 0).then(|| "no run".into())) {
             return Err(Error::InChild {
-                detail: format!("it ran no run of {name}"),
+                detail: format!("{name} stopped after {} runs: {why}", total.runs + t.runs),
             });
         }
         total.runs += t.runs;

@@ -97,6 +97,19 @@ pub fn prepare(e: &Engine, job: Job, built: Built, examine: bool) -> Result<Gemm
     };
     let kernel = e.gpu.load(&built.cubin, KERNEL.entry)?;
     let threads = job.variant.threads();
+    if let Some(need) = job.variant.registers_handed_over() {
+        // setmaxnreg.inc waits, unbounded, for registers the block was never given
+        let have = kernel.resources.registers * threads;
+        if have < need {
+            return Err(crate::Error::Unsupported {
+                variant: job.variant.name.clone(),
+                reason: format!(
+                    "launched with {} registers a thread, {have} for the block; the hand-over needs {need}",
+                    kernel.resources.registers
+                ),
+            });
+        }
+    }
     let dynamic_smem = job.variant.dynamic_smem(&job.problem);
     let driver_blocks_per_sm = e.gpu.prepare(&kernel, threads, dynamic_smem)?;
     let f = kernel.resources;

@@ -104,8 +104,16 @@ pub fn unsupported(e: &Engine, v: &GemmVariant, p: &Problem) -> Option<String> {
         ));
     }
     let slot = v.tile.slot_bytes(p.dtype, p.layout);
+    let optin = e.info().smem_per_block_optin;
+    let smem = v.dynamic_smem(p);
+    if smem > optin {
+        return Some(format!(
+            "{} stages x {slot} B slots + alignment = {smem} B of shared memory exceeds the {optin} B a block may use",
+            v.pipe.stages
+        ));
+    }
     v.pipe
-        .unfit(sm, e.info().smem_per_block_optin, slot)
+        .unfit(sm, optin, slot)
         .or_else(|| v.can_implement(p).err())
 }
 
@@ -400,7 +408,13 @@ fn measure(
     for (i, k) in timed {
         crate::interrupt::check()?;
         e.progress.step(k.name());
-        let params = d.params(&e.gpu, k, 0)?;
+        let params = match d.params(&e.gpu, k, 0) {
+            Ok(p) => p,
+            Err(err) => {
+                results[*i].fail(Status::Error, format!("timing: {err}"));
+                continue;
+            }
+        };
         let t = match time_with(e, k.name(), 1, &o.timing, |_| k.launch(&e.gpu, &params)) {
             Ok(t) => t,
             // a fault that leaves the context usable costs this variant only

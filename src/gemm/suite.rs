@@ -1,7 +1,7 @@
 //! `tilepipe check --workload gemm`: every variant on every validation problem of each precision
 //! and layout (tails in M, N and K, K below one slice, fewer slices than stages, one slice, odd K,
-//! a sampled large problem), bit for bit against `sync` on the same tile; stress runs with random
-//! sleeps; every control caught on every run; the SASS attestation of movement and math; the
+//! a sampled large problem, more tiles than blocks at once), bit for bit against `sync` on the same
+//! tile; stress runs with random sleeps; every control caught on every run; the SASS attestation of movement and math; the
 //! occupancy cross-check. Ends with the totals, as the row workloads' suite does.
 
 use super::controls::{self, ControlJob};
@@ -37,7 +37,7 @@ pub struct GemmSuiteOptions {
 }
 
 /// The validation problems (M, N, K) and what each is for.
-const CASES: [(&str, usize, usize, usize); 7] = [
+const CASES: [(&str, usize, usize, usize); 8] = [
     ("tails in M, N and K", 257, 392, 1000),
     ("K below one slice", 96, 136, 8),
     ("fewer slices than stages", 200, 136, 40),
@@ -45,6 +45,8 @@ const CASES: [(&str, usize, usize, usize); 7] = [
     ("whole tiles", 512, 512, 512),
     ("odd K", 67, 40, 1001),
     ("large, sampled", 1536, 1024, 2048),
+    // 256 to 512 tiles: persistent blocks (one per SM) walk two to four, the last round short
+    ("more tiles than blocks at once", 2048, 4096, 128),
 ];
 
 /// Where the controls run: a thousand blocks of 8 to 16 slices each, so that the first wave's

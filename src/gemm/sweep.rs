@@ -8,6 +8,7 @@ use super::{judge, unsupported};
 use crate::bench::{TimingOptions, time_with};
 use crate::harness::Engine;
 use crate::plot::{Scale, Series, lines};
+use crate::variant::Mechanism;
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
 use crate::workload::gemm::reference::{self, Verdict};
@@ -43,11 +44,18 @@ pub struct GemmPoint {
     pub registers: u32,
 }
 
-/// The family's variants: everything on the family tile but the narrow-copy one.
+/// The family's variants: sync, regprefetch and 16-byte cp.async on the family tile.
 fn family(dtype: crate::dtype::DType) -> Vec<GemmVariant> {
     GemmVariant::catalogue(dtype)
         .into_iter()
-        .filter(|v| !v.name.contains('x') && v.pipe.copy_bytes == 16)
+        .filter(|v| {
+            !v.name.contains('x')
+                && v.pipe.copy_bytes == 16
+                && matches!(
+                    v.pipe.mechanism,
+                    Mechanism::Sync | Mechanism::Regprefetch | Mechanism::Cpasync
+                )
+        })
         .collect()
 }
 

@@ -13,7 +13,7 @@ pub const OFF_ENV: &str = "TILEPIPE_NO_CACHE";
 /// An entry begins with this, then the key it was stored under (u32 length, bytes), the SHA-256
 /// of the cubin, the cubin's length (u64) and the cubin: a lookup returns only a cubin stored
 /// under its own key whose bytes hash as they did when stored.
-const MAGIC: &[u8] = b"tilepipe cubin v1\n";
+const MAGIC: &[u8] = b"tilepipe cubin v2\n";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cache {
@@ -23,15 +23,13 @@ pub struct Cache {
 /// What a lookup found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Lookup {
-    Hit(Vec<u8>),
+    /// The cubin and the log its compile left (ptxas's warnings are evidence too).
+    Hit(Vec<u8>, String),
     /// Nothing stored under the key, or no cache.
     Miss,
     /// An entry that is not this key's intact cubin (changed on disk, cut short, another key's,
     /// unreadable): never returned; the caller compiles afresh and overwrites it.
-    Rejected {
-        path: PathBuf,
-        why: String,
-    },
+    Rejected { path: PathBuf, why: String },
 }
 
 impl Lookup {
@@ -140,34 +138,44 @@ impl Cache {
             }
         };
         match decode(&entry, key) {
-            Ok(cubin) => Lookup::Hit(cubin.to_vec()),
+            Ok((cubin, log)) => Lookup::Hit(cubin.to_vec(), log.to_string()),
             Err(why) => Lookup::Rejected { path, why },
         }
     }
 
     /// Stores atomically (write then rename), so a crash never leaves half an entry under the key.
-    pub fn put(&self, key: &str, cubin: &[u8]) -> Result<()> {
+    pub fn put(&self, key: &str, cubin: &[u8], log: &str) -> Result<()> {
         let (Some(dir), Some(path)) = (self.dir.as_ref(), self.path(key)) else {
             return Ok(());
         };
         fsio::create_dir_all(dir)?;
-        fsio::write_atomic(&path, &encode(key, cubin))
+        fsio::write_atomic(&path, &encode(key, cubin, log))
     }
 }
 
-fn encode(key: &str, cubin: &[u8]) -> Vec<u8> {
-    let mut e = Vec::with_capacity(MAGIC.len() + 4 + key.len() + 32 + 8 + cubin.len());
+/// MAGIC, the key (length first), a SHA-256 of cubin and log, their lengths, the cubin, the log.
+fn encode(key: &str, cubin: &[u8], log: &str) -> Vec<u8> {
+    let mut e = Vec::with_capacity(MAGIC.len() + 4 + key.len() + 48 + cubin.len() + log.len());
     e.extend_from_slice(MAGIC);
     e.extend_from_slice(&(key.len() as u32).to_le_bytes());
     e.extend_from_slice(key.as_bytes());
-    e.extend_from_slice(&Sha256::digest(cubin));
+    e.extend_from_slice(&digest(cubin, log.as_bytes()));
     e.extend_from_slice(&(cubin.len() as u64).to_le_bytes());
+    e.extend_from_slice(&(log.len() as u64).to_le_bytes());
     e.extend_from_slice(cubin);
+    e.extend_from_slice(log.as_bytes());
     e
 }
 
-/// The cubin of an entry stored under `key`, or why the entry is not one.
-fn decode<'a>(entry: &'a [u8], key: &str) -> Result<&'a [u8], String> {
+fn digest(cubin: &[u8], log: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(cubin);
+    h.update(log);
+    h.finalize().into()
+}
+
+/// The cubin and log of an entry stored under `key`, or why the entry is not one.
+fn decode<'a>(entry: &'a [u8], key: &str) -> Result<(&'a [u8], &'a str), String> {
     let short = || "cut short (truncated header)".to_string();
     let rest = entry.strip_prefix(MAGIC).ok_or_else(|| {
         "not a tilepipe cache entry (an older tilepipe's, or something else)".to_string()
@@ -181,22 +189,25 @@ fn decode<'a>(entry: &'a [u8], key: &str) -> Result<&'a [u8], String> {
             String::from_utf8_lossy(stored)
         ));
     }
-    let (digest, rest) = rest[n..].split_first_chunk::<32>().ok_or_else(short)?;
-    let (len, cubin) = rest.split_first_chunk::<8>().ok_or_else(short)?;
-    let len = u64::from_le_bytes(*len);
-    if cubin.len() as u64 != len {
+    let (sum, rest) = rest[n..].split_first_chunk::<32>().ok_or_else(short)?;
+    let (len, rest) = rest.split_first_chunk::<8>().ok_or_else(short)?;
+    let (log_len, body) = rest.split_first_chunk::<8>().ok_or_else(short)?;
+    let (len, log_len) = (u64::from_le_bytes(*len), u64::from_le_bytes(*log_len));
+    if body.len() as u64 != len + log_len {
         return Err(format!(
-            "{} cubin bytes where the header says {len} (cut short or appended to)",
-            cubin.len()
+            "{} bytes where the header says {len} of cubin and {log_len} of log (cut short or appended to)",
+            body.len()
         ));
     }
+    let (cubin, log) = body.split_at(len as usize);
     if cubin.is_empty() {
         return Err("empty cubin".into());
     }
-    if Sha256::digest(cubin).as_slice() != digest {
+    if digest(cubin, log) != *sum {
         return Err("content hash mismatch: the cubin changed on disk".into());
     }
-    Ok(cubin)
+    let log = std::str::from_utf8(log).map_err(|_| "a log that is not UTF-8".to_string())?;
+    Ok((cubin, log))
 }
 
 #[cfg(test)]
@@ -241,11 +252,14 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let c = Cache::at(d.path().join("sub"));
         assert_eq!(c.get("abc"), Lookup::Miss);
-        c.put("abc", b"cubin").unwrap();
-        assert_eq!(c.get("abc"), Lookup::Hit(b"cubin".to_vec()));
+        c.put("abc", b"cubin", "ptxas info: a warning").unwrap();
+        assert_eq!(
+            c.get("abc"),
+            Lookup::Hit(b"cubin".to_vec(), "ptxas info: a warning".into())
+        );
         assert_eq!(c.get("abc").warning(), None);
         let off = Cache::disabled();
-        off.put("abc", b"x").unwrap();
+        off.put("abc", b"x", "").unwrap();
         assert_eq!(off.get("abc"), Lookup::Miss);
         assert!(
             Cache::configure(Some(d.path().into()), true)
@@ -262,13 +276,13 @@ mod tests {
     fn damaged(key: &str, cubin: &[u8], damage: impl FnOnce(&Path, Vec<u8>)) -> (Lookup, PathBuf) {
         let d = tempfile::tempdir().unwrap();
         let c = Cache::at(d.path());
-        c.put(key, cubin).unwrap();
+        c.put(key, cubin, "").unwrap();
         let file = d.path().join(format!("{key}.cubin"));
         damage(&file, std::fs::read(&file).unwrap());
         let found = c.get(key);
         // the caller compiles afresh and overwrites: the key hits again
-        c.put(key, cubin).unwrap();
-        assert_eq!(c.get(key), Lookup::Hit(cubin.to_vec()));
+        c.put(key, cubin, "").unwrap();
+        assert_eq!(c.get(key), Lookup::Hit(cubin.to_vec(), String::new()));
         (found, file)
     }
 
@@ -309,12 +323,15 @@ mod tests {
     fn another_keys_entry_copied_over_is_a_miss() {
         let d = tempfile::tempdir().unwrap();
         let c = Cache::at(d.path());
-        c.put("k1", b"cubin one").unwrap();
-        c.put("k2", b"cubin two").unwrap();
+        c.put("k1", b"cubin one", "").unwrap();
+        c.put("k2", b"cubin two", "").unwrap();
         let k1 = d.path().join("k1.cubin");
         std::fs::copy(d.path().join("k2.cubin"), &k1).unwrap();
         rejected(&c.get("k1"), &k1, "stored under another key (k2)");
-        assert_eq!(c.get("k2"), Lookup::Hit(b"cubin two".to_vec()));
+        assert_eq!(
+            c.get("k2"),
+            Lookup::Hit(b"cubin two".to_vec(), String::new())
+        );
     }
 
     #[test]

@@ -97,6 +97,11 @@ impl Tile {
     }
 }
 
+/// Registers per thread of a producer warpgroup and of each consumer warpgroup after the hand-over:
+/// 128 x 40 + 256 x 232 = 64512 fit the SM's 64 K, and 168 a thread at launch (384 threads) holds them.
+const REGS_PRODUCER: u32 = 40;
+const REGS_CONSUMER: u32 = 232;
+
 /// A GEMM variant: the pipeline that moves the slices, the tile it moves them for, and whether
 /// a block per SM walks many tiles (persistent) or each block computes one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -319,15 +324,22 @@ impl GemmVariant {
             format!("-DPERSISTENT={}", u32::from(self.persistent)),
             format!("-DSMEM_ALIGN={}", self.smem_align()),
         ]);
-        if t.wgmma && self.pipe.warp_specialized {
-            // 128 x 40 + 256 x 232 registers fit the SM's 64 K
+        if self.registers_handed_over().is_some() {
             d.extend([
                 "-DPRODUCER_THREADS=128".to_string(),
-                "-DREGS_PRODUCER=40".to_string(),
-                "-DREGS_CONSUMER=232".to_string(),
+                format!("-DREGS_PRODUCER={REGS_PRODUCER}"),
+                format!("-DREGS_CONSUMER={REGS_CONSUMER}"),
             ]);
         }
         d
+    }
+
+    /// The registers a block hands between its warpgroups after `setmaxnreg` (a producer
+    /// warpgroup's and the consumers'), where it does: the block must have been launched with
+    /// at least as many.
+    pub fn registers_handed_over(&self) -> Option<u32> {
+        (self.tile.wgmma && self.pipe.warp_specialized)
+            .then(|| 128 * REGS_PRODUCER + self.tile.threads() * REGS_CONSUMER)
     }
 
     /// What the SASS must show of the movement (the pipeline's claim).
