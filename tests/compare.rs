@@ -366,3 +366,74 @@ fn the_terminal_table_ends_in_the_summary() {
     assert!(c.variants.iter().all(|v| text.contains(&v.name)));
     assert!(text.starts_with("BASE: NVIDIA H200"));
 }
+
+fn gemm_fixture(name: &str) -> tilepipe::report::gemm::GemmRun {
+    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    tilepipe::report::gemm::GemmRun::read(std::path::Path::new(&path)).unwrap()
+}
+
+#[test]
+fn a_gemm_run_compares_against_itself_with_cublas_in_the_ceilings_place() {
+    let base = gemm_fixture("gemm-h200-hopper.json");
+    let same = tilepipe::report::compare::compare_gemm(&base, &base.clone(), 5.0);
+    assert!(same.warnings.is_empty(), "{:?}", same.warnings);
+    assert_eq!(same.count(Verdict::Same), same.variants.len());
+    assert!(
+        same.base
+            .reference_label()
+            .starts_with("cuBLAS 13.1.0 687.5 TFLOP/s"),
+        "{}",
+        same.base.reference_label()
+    );
+    assert!(render::terminal(&same).contains("cuBLAS 13.1.0 687.5 TFLOP/s"));
+    let mut new = base.clone();
+    let v = new
+        .variants
+        .iter_mut()
+        .find(|v| v.name == "tma-wgmma-ws-s4")
+        .unwrap();
+    let t = v.timing.as_mut().unwrap();
+    t.device_ms = t.device_ms.iter().map(|ms| ms * 1.25).collect();
+    t.device = Summary::of(&t.device_ms).unwrap();
+    let c = tilepipe::report::compare::compare_gemm(&base, &new, 5.0);
+    let ws = row(&c, "tma-wgmma-ws-s4");
+    assert_eq!(ws.verdict, Verdict::Slower);
+    assert!(ws.regression && c.regressed());
+    assert!((ws.ratio.unwrap() - 1.25).abs() < 1e-9);
+    assert_eq!(row(&c, "tma-wgmma-s2").verdict, Verdict::Same);
+}
+
+#[test]
+fn two_recorded_gemm_runs_of_one_problem_and_what_makes_a_warning() {
+    // 8192^3 bf16 B [N x K] on the H200: before the Hopper variants existed, and with them
+    let (ampere, hopper) = (
+        gemm_fixture("gemm-h200.json"),
+        gemm_fixture("gemm-h200-hopper.json"),
+    );
+    let c = tilepipe::report::compare::compare_gemm(&ampere, &hopper, 5.0);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(row(&c, "tma-wgmma-ws-s4").verdict, Verdict::New);
+    assert_eq!(row(&c, "cpasync-cg16-s3").verdict, Verdict::Missing);
+    assert!(row(&c, "sync").ratio.is_some());
+    let mut other = hopper.clone();
+    other.problem.k = 4096;
+    let mut t = other.cublas.timing.clone().unwrap();
+    t.device_ms = vec![0.70, 0.70, 0.71];
+    t.device = Summary::of(&t.device_ms).unwrap();
+    other.cublas.timing = Some(t);
+    let c = tilepipe::report::compare::compare_gemm(&hopper, &other, 5.0);
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.starts_with("different problems")),
+        "{:?}",
+        c.warnings
+    );
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.starts_with("cuBLAS moved beyond its spread")),
+        "{:?}",
+        c.warnings
+    );
+}

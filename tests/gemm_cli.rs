@@ -127,3 +127,35 @@ fn report_renders_a_recorded_gemm_run() {
     let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(page.contains("TFLOP/s per variant"));
 }
+
+#[test]
+fn compare_takes_two_gemm_runs_or_refuses_a_mixed_pair() {
+    let gemm = "tests/fixtures/gemm-h200-hopper.json";
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(["compare", gemm, gemm])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("cuBLAS 13.1.0 687.5 TFLOP/s") && text.contains("tma-wgmma-ws-s4"),
+        "{text}"
+    );
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(["compare", "tests/fixtures/seam-before.json", gemm])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("BASE is a row workload's run and NEW a GEMM run") && err.contains("allowed"),
+        "{err}"
+    );
+}

@@ -1,5 +1,6 @@
-//! `tilepipe compare BASE NEW`: two saved runs side by side (host only). Exit 1 on a regression,
-//! 2 on input that is not two readable results.json, so a CI job can tell the two apart.
+//! `tilepipe compare BASE NEW`: two saved runs side by side (host only), two row workload runs or
+//! two GEMM runs. Exit 1 on a regression, 2 on input that is not two readable results.json of one
+//! kind, so a CI job can tell the two apart.
 
 use super::args::Format;
 use super::print;
@@ -9,6 +10,7 @@ use std::process::ExitCode;
 use tilepipe::Error;
 use tilepipe::report::RunResults;
 use tilepipe::report::compare::{self, render};
+use tilepipe::report::gemm::GemmRun;
 
 #[derive(Args)]
 pub struct CompareArgs {
@@ -42,10 +44,36 @@ fn load(role: &str, path: &Path) -> Result<RunResults, Error> {
     RunResults::read(path).map_err(|e| Error::InvalidArgument(format!("{role} {e}")))
 }
 
+fn load_gemm(role: &str, path: &Path) -> Result<GemmRun, Error> {
+    GemmRun::read(path).map_err(|e| Error::InvalidArgument(format!("{role} {e}")))
+}
+
 pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    let base = load("BASE", &a.base)?;
-    let new = load("NEW", &a.new)?;
-    let c = compare::compare(&base, &new, a.threshold);
+    let c = match (GemmRun::in_file(&a.base), GemmRun::in_file(&a.new)) {
+        (false, false) => {
+            compare::compare(&load("BASE", &a.base)?, &load("NEW", &a.new)?, a.threshold)
+        }
+        (true, true) => compare::compare_gemm(
+            &load_gemm("BASE", &a.base)?,
+            &load_gemm("NEW", &a.new)?,
+            a.threshold,
+        ),
+        (base_gemm, _) => {
+            let kind = |gemm: bool| {
+                if gemm {
+                    "a GEMM run"
+                } else {
+                    "a row workload's run"
+                }
+            };
+            return Err(Error::InvalidArgument(format!(
+                "BASE is {} and NEW {}: compare takes two runs of one kind (allowed: two row workload runs, or two GEMM runs)",
+                kind(base_gemm),
+                kind(!base_gemm)
+            ))
+            .into());
+        }
+    };
     let text = match a.format {
         Format::Table => render::terminal(&c),
         Format::Markdown => render::markdown(&c),

@@ -32,11 +32,7 @@ fn html_path(out: &Path) -> PathBuf {
 }
 
 pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    let gemm = std::fs::read_to_string(&a.results)
-        .ok()
-        .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-        .is_some_and(|v| GemmRun::is_gemm(&v));
-    if gemm {
+    if GemmRun::in_file(&a.results) {
         let r = GemmRun::read(&a.results)?;
         super::gemm::print_run(&r, super::args::Format::Table);
         if let Some(out) = &a.out {

@@ -234,6 +234,15 @@ impl GemmRun {
         json.get("problem").is_some_and(|p| p.get("m").is_some())
     }
 
+    /// Whether the file at `path` is a GEMM run's results.json (false if it cannot be read as
+    /// JSON: the caller's own reader says why).
+    pub fn in_file(path: &std::path::Path) -> bool {
+        std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .is_some_and(|v| GemmRun::is_gemm(&v))
+    }
+
     pub fn write(&self, path: &std::path::Path) -> crate::Result<()> {
         let json = serde_json::to_string_pretty(self).expect("results serialise");
         if let Some(dir) = path.parent() {

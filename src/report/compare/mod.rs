@@ -3,7 +3,10 @@
 //! runs' devices and copy ceilings. Pure: two `RunResults` in, one plain `Comparison` out, which
 //! every output format (render.rs) is drawn from.
 
+mod gemm;
 pub mod render;
+
+pub use gemm::compare_gemm;
 
 use super::{RunResults, Status, VariantResult};
 use crate::bench::stats::Summary;
@@ -95,9 +98,23 @@ pub struct VariantChange {
 pub struct RunInfo {
     pub device: String,
     pub ceiling_gbps: Option<f64>,
+    /// The measurement a GEMM run's variants are read against (cuBLAS, in TFLOP/s).
+    #[serde(default)]
+    pub reference: Option<String>,
     pub workload: String,
     pub tilepipe_version: String,
     pub created_unix_s: u64,
+}
+
+impl RunInfo {
+    /// What the run measured its variants against: the copy ceiling, or cuBLAS for a GEMM.
+    pub fn reference_label(&self) -> String {
+        match (&self.reference, self.ceiling_gbps) {
+            (Some(r), _) => r.clone(),
+            (None, Some(g)) => format!("copy ceiling {g:.0} GB/s"),
+            (None, None) => "copy ceiling not measured".into(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -154,42 +171,53 @@ impl Comparison {
 /// Compares NEW against BASE; `threshold_pct` is how much slower than BASE a variant may get
 /// before it counts as a regression.
 pub fn compare(base: &RunResults, new: &RunResults, threshold_pct: f64) -> Comparison {
-    let mut variants: Vec<VariantChange> = base
-        .variants
-        .iter()
-        .map(|b| {
-            let n = new.variants.iter().find(|n| n.name == b.name);
-            variant(b, n, threshold_pct)
-        })
-        .collect();
-    variants.extend(
-        new.variants
+    let sides = |r: &RunResults| -> Vec<(String, Side)> {
+        r.variants
             .iter()
-            .filter(|n| !base.variants.iter().any(|b| b.name == n.name))
-            .map(|n| VariantChange {
-                name: n.name.clone(),
-                base: None,
-                new: Some(side(n)),
-                ratio: None,
-                verdict: Verdict::New,
-                regression: false,
-                changes: Vec::new(),
-            }),
-    );
+            .map(|v| (v.name.clone(), side(v)))
+            .collect()
+    };
     Comparison {
         threshold_pct,
         base: info(base),
         new: info(new),
         warnings: warnings(base, new),
-        variants,
+        variants: changes_by_name(sides(base), sides(new), threshold_pct),
     }
 }
 
-fn variant(b: &VariantResult, n: Option<&VariantResult>, threshold_pct: f64) -> VariantChange {
-    let base = side(b);
-    let Some(n) = n else {
+/// Each of BASE's variants against NEW's of the same name, in BASE's order, then those only in NEW.
+fn changes_by_name(
+    base: Vec<(String, Side)>,
+    mut new: Vec<(String, Side)>,
+    threshold_pct: f64,
+) -> Vec<VariantChange> {
+    let mut out: Vec<VariantChange> = base
+        .into_iter()
+        .map(|(name, b)| {
+            let n = new
+                .iter()
+                .position(|(m, _)| *m == name)
+                .map(|i| new.remove(i).1);
+            variant(name, b, n, threshold_pct)
+        })
+        .collect();
+    out.extend(new.into_iter().map(|(name, n)| VariantChange {
+        name,
+        base: None,
+        new: Some(n),
+        ratio: None,
+        verdict: Verdict::New,
+        regression: false,
+        changes: Vec::new(),
+    }));
+    out
+}
+
+fn variant(name: String, base: Side, n: Option<Side>, threshold_pct: f64) -> VariantChange {
+    let Some(new) = n else {
         return VariantChange {
-            name: b.name.clone(),
+            name,
             base: Some(base),
             new: None,
             ratio: None,
@@ -198,7 +226,6 @@ fn variant(b: &VariantResult, n: Option<&VariantResult>, threshold_pct: f64) -> 
             changes: Vec::new(),
         };
     };
-    let new = side(n);
     let (ratio, verdict) = match (&base.device, &new.device) {
         (Some(bt), Some(nt)) => (Some(nt.median / bt.median), speed(bt, nt)),
         _ => (None, Verdict::NotTimed),
@@ -213,7 +240,7 @@ fn variant(b: &VariantResult, n: Option<&VariantResult>, threshold_pct: f64) -> 
             Status::Failed | Status::Error | Status::Unfinished
         );
     VariantChange {
-        name: b.name.clone(),
+        name,
         ratio,
         verdict,
         regression: slower_than_allowed || broke,
@@ -239,12 +266,16 @@ fn side(v: &VariantResult) -> Side {
         status: v.status,
         device: v.timing.as_ref().map(|t| t.device),
         attestation: v.sass.as_ref().map(|s| s.attestation.label()),
-        resources: v.resources.as_ref().map(|r| Figures {
-            registers: r.function.registers,
-            smem_bytes: r.function.static_smem + r.dynamic_smem,
-            local_bytes: r.function.local_bytes,
-            blocks_per_sm: r.occupancy.blocks_per_sm,
-        }),
+        resources: v.resources.as_ref().map(figures),
+    }
+}
+
+fn figures(r: &crate::resources::Resources) -> Figures {
+    Figures {
+        registers: r.function.registers,
+        smem_bytes: r.function.static_smem + r.dynamic_smem,
+        local_bytes: r.function.local_bytes,
+        blocks_per_sm: r.occupancy.blocks_per_sm,
     }
 }
 
@@ -301,6 +332,7 @@ fn info(r: &RunResults) -> RunInfo {
     RunInfo {
         device: r.device.name.clone(),
         ceiling_gbps: r.ceiling.as_ref().map(|c| c.gbps),
+        reference: None,
         workload: problem(r),
         tilepipe_version: r.tilepipe_version.clone(),
         created_unix_s: r.created_unix_s,

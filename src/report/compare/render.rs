@@ -82,10 +82,9 @@ pub fn json(c: &Comparison) -> String {
 fn runs(c: &Comparison, prefix: &str) -> String {
     let run = |name: &str, r: &RunInfo| {
         format!(
-            "{prefix}{name}: {}, copy ceiling {}, {}, tilepipe {}\n",
+            "{prefix}{name}: {}, {}, {}, tilepipe {}\n",
             r.device,
-            r.ceiling_gbps
-                .map_or("not measured".into(), |g| format!("{g:.0} GB/s")),
+            r.reference_label(),
             r.workload,
             r.tilepipe_version
         )
