@@ -46,8 +46,9 @@ const CASES: [(&str, usize, usize, usize); 8] = [
     ("odd K", 67, 40, 1001),
     ("large, sampled", 1536, 1024, 2048),
     // 256 to 512 tiles: persistent blocks (one per SM) walk two to four, the last round short
-    ("more tiles than blocks at once", 2048, 4096, 128),
+    (MANY_TILES, 2048, 4096, 128),
 ];
+const MANY_TILES: &str = "more tiles than blocks at once";
 
 /// Where the controls run: a thousand blocks of 8 to 16 slices each, so that the first wave's
 /// copies contend for memory and land late, as a broken protocol needs to show.
@@ -131,10 +132,19 @@ fn group(
             }
         }
     }
-    let stress: Vec<usize> = catalogue
+    // stressed on the tails; a persistent variant on the problem where its blocks walk tiles
+    let walk = CASES
         .iter()
-        .filter(|v| !o.only_controls && unsupported(e, v, &problems[0].1).is_none())
-        .map(|v| job_of(v, &problems[0].1, STRESS_BOTH, &mut jobs))
+        .position(|c| c.0 == MANY_TILES)
+        .expect("a case of many tiles");
+    let stress_problem = |v: &GemmVariant| if v.persistent { walk } else { 0 };
+    let stress: Vec<(usize, usize)> = catalogue
+        .iter()
+        .filter(|v| !o.only_controls && unsupported(e, v, &problems[stress_problem(v)].1).is_none())
+        .map(|v| {
+            let q = stress_problem(v);
+            (q, job_of(v, &problems[q].1, STRESS_BOTH, &mut jobs))
+        })
         .collect();
     // each control case with its controls, grouped by the correct build they are compared with
     let all = GemmVariant::catalogue(dtype);
@@ -205,16 +215,26 @@ fn group(
         }
     }
     let stress_runs = o.runs.div_ceil(3).max(1);
-    under_stress(
-        e,
-        &ready,
-        &stress,
-        &problems[0].1,
-        stress_runs,
-        o.seed,
-        &tag,
-        report,
-    )?;
+    for q in [0, walk] {
+        let jobs: Vec<usize> = stress
+            .iter()
+            .filter(|(p, _)| *p == q)
+            .map(|(_, j)| *j)
+            .collect();
+        if jobs.is_empty() {
+            continue;
+        }
+        under_stress(
+            e,
+            &ready,
+            &jobs,
+            &problems[q].1,
+            stress_runs,
+            o.seed,
+            &tag,
+            report,
+        )?;
+    }
     for (p, jobs, base) in &ctl {
         for &j in jobs {
             let (Some(control), Some(twin)) = (&ready[j], &ready[*base]) else {
