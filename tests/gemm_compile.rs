@@ -13,8 +13,9 @@ use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::kernels;
 use tilepipe::sass;
+use tilepipe::sass::ptxas::wgmma_serialised;
 use tilepipe::workload::gemm::catalogue::GemmVariant;
-use tilepipe::workload::gemm::evidence::{math_attestation, wgmma_serialised};
+use tilepipe::workload::gemm::evidence::math_attestation;
 use tilepipe::workload::gemm::{KERNEL, Layout, Problem};
 
 #[test]
@@ -88,7 +89,7 @@ fn every_gemm_build_compiles_and_attests() {
             );
             let math = math_attestation(ev.census.as_ref(), p.dtype, v.tile.wgmma);
             assert!(math.is_attested(), "{label}: {}", math.label());
-            assert_eq!(wgmma_serialised(&built.log), None, "{label}");
+            assert_eq!(wgmma_serialised(&built.log, None), None, "{label}");
             if v.tile.wgmma && v.pipe.warp_specialized {
                 let c = ev.census.as_ref().unwrap();
                 assert_eq!(c.count("USETMAXREG"), 2, "{label}: registers handed over");

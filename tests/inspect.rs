@@ -231,6 +231,22 @@ fn tensor_core_claims() {
 }
 
 #[test]
+fn a_wgmma_that_ptxas_serialised_contradicts_the_claim() {
+    let Some(tc) = tools(true) else { return };
+    let r = run(&tc, "wgmma_serialised.cu", "sm_90a", |_| {});
+    let (attested, emitted) = only_claim(kernel(&r, "wgmma_pipelined"));
+    assert!(attested, "{emitted}");
+    let (attested, emitted) = only_claim(kernel(&r, "wgmma_serialised"));
+    assert!(!attested, "{emitted}");
+    assert!(
+        emitted.contains("HGMMA.64x256x16")
+            && emitted.contains("serialised by ptxas")
+            && emitted.contains("C7512"),
+        "{emitted}"
+    );
+}
+
+#[test]
 fn occupancy_of_a_launch_shape_on_the_architecture() {
     let Some(tc) = tools(true) else { return };
     let launch = |threads, dynamic_smem| {

@@ -8,10 +8,11 @@ use crate::harness::{Engine, HANG_LIMIT, WAIT_TIMEOUT_NS, check_status};
 use crate::kernels::{self, Built};
 use crate::mechanism::{Ctl, Mechanism};
 use crate::resources::{Resources, SmLimits, occupancy};
+use crate::sass::ptxas::wgmma_serialised;
 use crate::sass::{self, Attestation, SassEvidence};
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::{GemmParams, Inputs, tensor_maps};
-use crate::workload::gemm::evidence::{math_attestation, wgmma_serialised};
+use crate::workload::gemm::evidence::math_attestation;
 use crate::workload::gemm::{KERNEL, Problem};
 
 /// What one build is for: a variant on a problem's precision and layout, clean or stressed.
@@ -70,7 +71,7 @@ pub fn build_all(e: &Engine, jobs: &[Job]) -> Vec<Result<Built>> {
 pub fn prepare(e: &Engine, job: Job, built: Built, examine: bool) -> Result<GemmKernel> {
     let (sass, math) = if job.stress == 0 && job.trace == 0 && examine {
         let ev = sass::examine(&built.cubin, &e.tc, KERNEL.entry, job.variant.claim())?;
-        let m = match wgmma_serialised(&built.log) {
+        let m = match wgmma_serialised(&built.log, None) {
             Some(warning) => Attestation::Mismatch {
                 claimed: "wgmma issued back to back".into(),
                 emitted: warning,

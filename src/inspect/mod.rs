@@ -193,6 +193,21 @@ fn claims_of(k: &Kernel, census: &Census, req: &Request, lines: &mut Lines) -> V
     stated.iter().map(|s| claims::attest(s, census)).collect()
 }
 
+/// A wgmma claim that ptxas serialised in this kernel (its compile log says so) is not the claim
+/// a user makes: the MMAs wait for each other.
+fn serialised(mut claims: Vec<Verdict>, log: &str, function: &str) -> Vec<Verdict> {
+    if let Some(warning) = crate::sass::ptxas::wgmma_serialised(log, Some(function)) {
+        for v in claims
+            .iter_mut()
+            .filter(|v| v.stated.claim == Claim::Wgmma && v.attested)
+        {
+            v.attested = false;
+            v.emitted = format!("{}, serialised by ptxas: {warning}", v.emitted);
+        }
+    }
+    claims
+}
+
 pub fn inspect(req: &Request, tc: &Toolchain) -> Result<Report> {
     let spec = input::Spec {
         path: &req.path,
@@ -274,7 +289,11 @@ pub fn inspect(req: &Request, tc: &Toolchain) -> Result<Report> {
                 math_census: select(&census, &MATH),
                 movement: claims::movement(&census),
                 math: claims::math(&census),
-                claims: claims_of(&k, &census, req, &mut lines),
+                claims: serialised(
+                    claims_of(&k, &census, req, &mut lines),
+                    &loaded.log,
+                    &k.function.name,
+                ),
                 checks: checks::all(&k, &cfg),
                 resources,
                 name: k.function.name.clone(),

@@ -5,6 +5,7 @@ pub mod attest;
 pub mod census;
 pub mod parse;
 pub mod protocol;
+pub mod ptxas;
 
 pub use attest::{Attestation, attest};
 pub use census::Census;

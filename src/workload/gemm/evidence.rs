@@ -1,5 +1,4 @@
-//! What a GEMM build's SASS and log must show of its math: the MMAs its tile claims, and no
-//! wgmma that ptxas serialised.
+//! What a GEMM build's SASS must show of its math: the MMAs its tile claims.
 
 use crate::dtype::DType;
 use crate::sass::{Attestation, Census};
@@ -48,14 +47,6 @@ pub fn math_attestation(census: Option<&Census>, dtype: DType, wgmma: bool) -> A
     }
 }
 
-/// ptxas's warning that it serialised wgmma (C7515, C7519, ...: the MMAs wait for each other, a
-/// slow kernel that is still correct), from the build log, if there is one.
-pub fn wgmma_serialised(log: &str) -> Option<String> {
-    log.lines()
-        .find(|l| l.contains("wgmma") && l.contains("serializ"))
-        .map(|l| l.trim().to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,16 +78,5 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(!math_attestation(Some(&hgmma), DType::F32, false).is_attested());
-    }
-
-    #[test]
-    fn a_serialised_wgmma_is_found_in_the_log() {
-        let log = "ptxas info    : (C7512) Potential Performance Loss: wgmma.mma_async instructions are serialized due to insufficient register resources for the function 'k'\n";
-        assert!(wgmma_serialised(log).unwrap().contains("C7512"));
-        assert_eq!(
-            wgmma_serialised("ptxas info    : 0 bytes stack frame"),
-            None
-        );
-        assert_eq!(wgmma_serialised(""), None);
     }
 }
