@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tilepipe::report::gemm::GemmRun;
-use tilepipe::report::{RunResults, html};
+use tilepipe::report::{RunResults, compare, html};
 use tilepipe::sass::{EXCERPT_LINES, bounded_excerpt};
 
 /// Collects errors from the first moment: uncaught ones and console.error.
@@ -225,6 +225,50 @@ fn the_report_of_recorded_h200_runs_fits_a_1280_px_window_in_chromium() {
     );
     let png = std::fs::read(&shot).unwrap();
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
+}
+
+#[test]
+fn a_comparison_page_fits_a_1280_px_window_in_chromium() {
+    let Some(chromium) = chromium() else {
+        assert!(std::env::var_os("TILEPIPE_REQUIRE_BROWSER").is_none());
+        eprintln!("skipped: chromium not found");
+        return;
+    };
+    let target = target();
+    let gemm = |name: &str| {
+        GemmRun::read(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures")
+                .join(name),
+        )
+        .unwrap()
+    };
+    // the seam change's two binaries on one problem; the GEMM before and with its Hopper variants
+    let pairs = [
+        (
+            "compare-rows",
+            compare::compare(
+                &fixture("seam-before.json"),
+                &fixture("seam-after.json"),
+                5.0,
+            ),
+        ),
+        (
+            "compare-gemm",
+            compare::compare_gemm(&gemm("gemm-h200.json"), &gemm("gemm-h200-hopper.json"), 5.0),
+        ),
+    ];
+    for (name, c) in pairs {
+        let page = html::compare::render(&c);
+        assert!(page.contains(html::compare::CHART_TITLE), "{name}");
+        assert!(page.contains(&c.new.reference_label()), "{name}");
+        let file = target.join(format!("report-browser/{name}.html"));
+        std::fs::write(&file, &page).unwrap();
+        let (f, console) = check(&chromium, &page, &file.with_extension("check.html"));
+        let found = problems(&f, &console);
+        assert!(found.is_empty(), "{name}: {found:#?}");
+        assert_eq!(f.plots, 1, "{name}: the ratio chart");
+    }
 }
 
 #[test]

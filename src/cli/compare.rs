@@ -27,6 +27,9 @@ pub struct CompareArgs {
     /// variant) or json (the whole comparison).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Also writes compare.html here: the table and each variant's NEW/BASE ratio as a chart.
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 fn percent(s: &str) -> Result<f64, String> {
@@ -49,6 +52,9 @@ fn load_gemm(role: &str, path: &Path) -> Result<GemmRun, Error> {
 }
 
 pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
+    if let Some(dir) = &a.out {
+        tilepipe::fsio::writable_dir(dir)?;
+    }
     let c = match (GemmRun::in_file(&a.base), GemmRun::in_file(&a.new)) {
         (false, false) => {
             compare::compare(&load("BASE", &a.base)?, &load("NEW", &a.new)?, a.threshold)
@@ -87,6 +93,14 @@ pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         }
     };
     print::line(text.trim_end_matches('\n'));
+    if let Some(dir) = &a.out {
+        let file = dir.join("compare.html");
+        tilepipe::fsio::write_atomic(
+            &file,
+            tilepipe::report::html::compare::render(&c).as_bytes(),
+        )?;
+        print::notice(&format!("wrote {}", file.display()));
+    }
     Ok(if c.regressed() {
         ExitCode::from(1)
     } else {

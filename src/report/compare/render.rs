@@ -1,11 +1,11 @@
 //! Every output format of a `Comparison`: the terminal table, a GitHub table for a pull request,
-//! CSV and JSON. Pure: each returns the text whole.
+//! CSV and JSON (HTML: report::html::compare). Pure: each returns the text whole.
 
 use super::{Change, Comparison, RunInfo, Side, VariantChange};
 use crate::report::formats::{csv_doc, md_table};
 use crate::report::table;
 
-const HEADER: [&str; 7] = [
+pub const HEADER: [&str; 7] = [
     "variant",
     "BASE device us (min..max)",
     "NEW device us (min..max)",
@@ -15,7 +15,7 @@ const HEADER: [&str; 7] = [
     "changes",
 ];
 /// The columns of times and ratios.
-const RIGHT: [usize; 3] = [1, 2, 3];
+pub const RIGHT: [usize; 3] = [1, 2, 3];
 
 /// The terminal: the runs, any warnings, the table, the summary.
 pub fn terminal(c: &Comparison) -> String {
@@ -96,7 +96,7 @@ fn runs(c: &Comparison, prefix: &str) -> String {
     out
 }
 
-fn cells(v: &VariantChange) -> [String; 7] {
+pub fn cells(v: &VariantChange) -> [String; 7] {
     let time = |s: &Option<Side>| {
         s.as_ref().and_then(|s| s.device).map_or("-".into(), |d| {
             format!(

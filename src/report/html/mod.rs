@@ -4,6 +4,7 @@
 //! inline, each with a title, axis descriptions with units and a legend (`<g class="legend">`);
 //! tables sit in boxes that scroll sideways, so the page itself fits a 1280 px window.
 
+pub mod compare;
 mod evidence;
 pub mod gemm;
 
