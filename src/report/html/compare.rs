@@ -44,8 +44,9 @@ pub fn render(c: &Comparison) -> String {
         (table(&HEADER, &RIGHT, c.variants.iter().map(cells)))
         (figure(chart(c), "Bars: each variant timed in both runs, NEW's median device time over BASE's. Line: no change."))
     };
-    page(
-        &format!("compare ({} against {})", c.new.workload, c.base.workload),
-        body,
-    )
+    let title = match c.new.workload == c.base.workload {
+        true => format!("compare on {}", c.new.workload),
+        false => format!("compare ({} against {})", c.new.workload, c.base.workload),
+    };
+    page(&title, body)
 }
