@@ -2,7 +2,7 @@
 //! medians, noise from the spreads, status, attestation and resource changes), with cuBLAS in the
 //! copy ceiling's place: if cuBLAS itself moved beyond its spread, the machine changed.
 
-use super::{Comparison, RunInfo, Side, changes_by_name, figures};
+use super::{Comparison, RunInfo, Side, changes_by_name, figures, setting_warnings};
 use crate::report::gemm::GemmRun;
 
 pub fn compare_gemm(base: &GemmRun, new: &GemmRun, threshold_pct: f64) -> Comparison {
@@ -48,20 +48,8 @@ fn info(r: &GemmRun) -> RunInfo {
 }
 
 fn warnings(base: &GemmRun, new: &GemmRun) -> Vec<String> {
-    let mut w = Vec::new();
-    if base.device.name != new.device.name {
-        w.push(format!(
-            "different GPUs: BASE ran on {}, NEW on {}",
-            base.device.name, new.device.name
-        ));
-    }
-    if base.problem != new.problem {
-        w.push(format!(
-            "different problems: BASE {}, NEW {}",
-            base.problem.label(),
-            new.problem.label()
-        ));
-    }
+    let (bp, np) = (base.problem.label(), new.problem.label());
+    let mut w = setting_warnings((&base.device.name, &new.device.name), (&bp, &np));
     let time = |r: &GemmRun| {
         r.cublas
             .timing

@@ -339,18 +339,23 @@ fn info(r: &RunResults) -> RunInfo {
     }
 }
 
-fn warnings(base: &RunResults, new: &RunResults) -> Vec<String> {
+/// The warnings any two runs can earn: another GPU, another problem (as each run names it).
+fn setting_warnings((base_gpu, new_gpu): (&str, &str), (bp, np): (&str, &str)) -> Vec<String> {
     let mut w = Vec::new();
-    if base.device.name != new.device.name {
+    if base_gpu != new_gpu {
         w.push(format!(
-            "different GPUs: BASE ran on {}, NEW on {}",
-            base.device.name, new.device.name
+            "different GPUs: BASE ran on {base_gpu}, NEW on {new_gpu}"
         ));
     }
-    let (bp, np) = (problem(base), problem(new));
     if bp != np {
         w.push(format!("different problems: BASE {bp}, NEW {np}"));
     }
+    w
+}
+
+fn warnings(base: &RunResults, new: &RunResults) -> Vec<String> {
+    let (bp, np) = (problem(base), problem(new));
+    let mut w = setting_warnings((&base.device.name, &new.device.name), (&bp, &np));
     if let (Some(b), Some(n)) = (&base.ceiling, &new.ceiling)
         && !b.time.indistinguishable(&n.time)
     {
