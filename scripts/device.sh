@@ -22,11 +22,16 @@ for s in "$@"; do
       done
       cuobjdump --version | tail -1 > "$d/TOOLS"; nvdisasm --version | tail -1 >> "$d/TOOLS" ;;
     gemm-check)
-      timeout 400 $bin check --workload gemm --out "$d" > "$d/check.log" 2>&1
+      # all three precisions take about 10 minutes (bf16's Hopper controls fault about 200 times):
+      # split them over calls with GEMM_DTYPES
+      timeout 560 $bin check --workload gemm --dtypes ${GEMM_DTYPES:-f32,f16,bf16} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-300 | tail -60 ;;
     gemm-hopper)
-      timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma,ctl-wgmma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
+      timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;
+    gemm-timeline)
+      timeout 200 $bin timeline --workload gemm --dtype bf16 --layout nk --m 8192 --n 8192 --k 8192 --tiles 24 --out "$d" > "$d/timeline.log" 2>&1
+      echo "timeline exit $?"; grep -vE "^\[" "$d/timeline.log" | cut -c1-200 | tail -12 ;;
     gemm-perf)
       for spec in "f32 kn 4096 4096 4096" "bf16 nk 8192 8192 8192" "bf16 kn 4096 4096 4096" "f16 nk 4096 14336 4096"; do
         set -- $spec
