@@ -126,6 +126,40 @@ fn report_renders_a_recorded_gemm_run() {
     );
     let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(page.contains("TFLOP/s per variant"));
+    assert!(
+        !stdout.contains("Hopper ladder") && !page.contains("Hopper ladder"),
+        "no Hopper variant in this run, no ladder"
+    );
+}
+
+#[test]
+fn a_recorded_hopper_run_shows_each_step_of_the_ladder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(["report", "tests/fixtures/gemm-h200-hopper.json", "--out"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success());
+    let ladder = stdout.split_once("the Hopper ladder").expect("a ladder").1;
+    for (variant, gain) in [
+        ("tma-wgmma-s2", "-"),
+        ("tma-wgmma-ws-s4", "1.24x"),
+        ("tma-wgmma-ws-persist-s4", "1.00x"),
+    ] {
+        let line = ladder
+            .lines()
+            .find(|l| l.contains(&format!(" {variant} ")))
+            .unwrap();
+        assert!(
+            line.trim_end_matches('│').trim_end().ends_with(gain),
+            "{line}"
+        );
+    }
+    let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+    assert!(page.contains("The Hopper ladder") && page.contains("1.24x"));
 }
 
 #[test]

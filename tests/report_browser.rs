@@ -198,17 +198,21 @@ fn the_report_of_recorded_h200_runs_fits_a_1280_px_window_in_chromium() {
         );
         assert_eq!(f.timeline, !r.timelines.is_empty(), "{name}");
     }
-    // a GEMM run's page: the table, the TFLOP/s chart against cuBLAS, every variant's evidence
-    let gemm =
-        GemmRun::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemm-h200.json"))
-            .unwrap();
-    let page = html::gemm::render(&gemm);
-    let file = target.join("report-browser/gemm.html");
-    std::fs::write(&file, &page).unwrap();
-    let (f, console) = check(&chromium, &page, &file.with_extension("check.html"));
-    let found = problems(&f, &console);
-    assert!(found.is_empty(), "gemm: {found:#?}");
-    assert_eq!(f.plots, 1, "gemm: the TFLOP/s chart");
+    // GEMM runs' pages (Ampere mechanisms; with the Hopper ladder): the table, the TFLOP/s chart
+    // against cuBLAS, every variant's evidence
+    for name in ["gemm-h200", "gemm-h200-hopper"] {
+        let gemm = GemmRun::read(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/{name}.json")),
+        )
+        .unwrap();
+        let page = html::gemm::render(&gemm);
+        let file = target.join(format!("report-browser/{name}.html"));
+        std::fs::write(&file, &page).unwrap();
+        let (f, console) = check(&chromium, &page, &file.with_extension("check.html"));
+        let found = problems(&f, &console);
+        assert!(found.is_empty(), "{name}: {found:#?}");
+        assert_eq!(f.plots, 1, "{name}: the TFLOP/s chart");
+    }
     let shot = target.join("report-screenshot.png");
     let _ = std::fs::remove_file(&shot);
     let url = format!(

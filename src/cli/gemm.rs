@@ -90,7 +90,15 @@ pub fn print_run(r: &GemmRun, format: Format) {
         Format::Json => {
             print::document(&serde_json::to_string_pretty(r).expect("results serialise"))
         }
-        Format::Markdown => print::document(&md_table(&gemm::HEADER, &gemm::RIGHT, rows())),
+        Format::Markdown => {
+            let mut doc = md_table(&gemm::HEADER, &gemm::RIGHT, rows());
+            let ladder = gemm::ladder(r);
+            if !ladder.is_empty() {
+                doc += "\n";
+                doc += &md_table(&gemm::LADDER_HEADER, &gemm::LADDER_RIGHT, ladder);
+            }
+            print::document(&doc)
+        }
         Format::Csv => print::document(
             &std::iter::once(gemm::HEADER.join(","))
                 .chain(rows().iter().map(|row| row.join(",")))
@@ -105,6 +113,15 @@ pub fn print_run(r: &GemmRun, format: Format) {
                 r.cublas.math
             ));
             print::line(&table::render(&gemm::HEADER, &gemm::RIGHT, rows()));
+            let ladder = gemm::ladder(r);
+            if !ladder.is_empty() {
+                print::line("the Hopper ladder, each step's fastest variant in this run:");
+                print::line(&table::render(
+                    &gemm::LADDER_HEADER,
+                    &gemm::LADDER_RIGHT,
+                    ladder,
+                ));
+            }
         }
     }
     for p in gemm::problems(r).iter().chain(&r.notes) {

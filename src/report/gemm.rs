@@ -194,6 +194,37 @@ pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
     out
 }
 
+pub const LADDER_HEADER: [&str; 4] = ["step", "best variant", "TFLOP/s", "over the step before"];
+pub const LADDER_RIGHT: [usize; 2] = [2, 3];
+
+/// The Hopper ladder as this run measured it: per step the fastest timed variant and its gain over
+/// the step before. Empty when no Hopper variant was timed.
+pub fn ladder(r: &GemmRun) -> Vec<[String; 4]> {
+    use crate::workload::gemm::hopper::{LADDER, ladder_step};
+    let best: Vec<Option<(&str, f64)>> = (0..LADDER.len())
+        .map(|step| {
+            r.variants
+                .iter()
+                .filter(|v| ladder_step(&v.name) == Some(step))
+                .filter_map(|v| v.tflops.map(|t| (v.name.as_str(), t)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut before: Option<f64> = None;
+    for (step, b) in LADDER.iter().zip(&best) {
+        let Some((name, t)) = b else { continue };
+        out.push([
+            step.to_string(),
+            name.to_string(),
+            format!("{t:.1}"),
+            before.map_or("-".into(), |p| format!("{:.2}x", t / p)),
+        ]);
+        before = Some(*t);
+    }
+    out
+}
+
 /// Why each variant that did not pass failed or was skipped.
 pub fn problems(r: &GemmRun) -> Vec<String> {
     let mut out: Vec<String> = r
@@ -286,6 +317,21 @@ mod tests {
         for v in &mut r.variants {
             v.cublas_clocks = None;
         }
+        let steps = ladder(&r);
+        assert_eq!(steps.len(), 3);
+        assert_eq!(
+            (
+                steps[0][1].as_str(),
+                steps[0][2].as_str(),
+                steps[0][3].as_str()
+            ),
+            ("tma-wgmma-s2", "613.0", "-")
+        );
+        assert_eq!(
+            (steps[1][1].as_str(), steps[1][3].as_str()),
+            ("tma-wgmma-ws-s4", "1.24x")
+        );
+        assert_eq!(steps[2][1], "tma-wgmma-ws-persist-s4");
         let ws = rows(&r)
             .into_iter()
             .find(|row| row[0] == "tma-wgmma-ws-s4")

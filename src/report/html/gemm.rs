@@ -5,7 +5,9 @@
 use super::evidence::{attestation_text, sass};
 use super::{figure, page, table};
 use crate::report::chart::{Bars, bars_against};
-use crate::report::gemm::{GemmResult, GemmRun, HEADER, RIGHT, problems, rows};
+use crate::report::gemm::{
+    GemmResult, GemmRun, HEADER, LADDER_HEADER, LADDER_RIGHT, RIGHT, ladder, problems, rows,
+};
 use maud::{Markup, html};
 
 pub const CHART_TITLE: &str = "TFLOP/s per variant (higher is better)";
@@ -47,6 +49,12 @@ pub fn render(r: &GemmRun) -> String {
         p { "Medians of CUDA-event device times after warm-up. \"% cuBLAS\" is cuBLAS's time over the variant's; speedups are over sync and regprefetch on the same block tile only." }
         (table(&HEADER, &RIGHT, rows(r)))
         (figure(chart(r), "Bars: each timed variant's TFLOP/s. Line: cuBLAS on the same problem and stream in this run."))
+        @let steps = ladder(r);
+        @if !steps.is_empty() {
+            h2 { "The Hopper ladder" }
+            p { "Each step's fastest variant in this run, and its gain over the step before: what each step adds is measured here, not claimed." }
+            (table(&LADDER_HEADER, &LADDER_RIGHT, steps))
+        }
         @let bad = problems(r);
         @if !bad.is_empty() {
             div.warn { ul { @for b in &bad { li { (b) } } } }

@@ -19,6 +19,25 @@ impl Tile {
     }
 }
 
+/// The steps of the Hopper ladder as built, in order: what each adds over the one before.
+pub const LADDER: [&str; 3] = [
+    "TMA + wgmma, one consumer warpgroup",
+    "warp-specialised: a producer warpgroup hands registers to two consumers",
+    "persistent: one block per SM walks tiles",
+];
+
+/// The ladder step (an index into `LADDER`) a variant of this name stands on, if it is a Hopper
+/// variant: names are made in `GemmVariant::hopper`.
+pub fn ladder_step(name: &str) -> Option<usize> {
+    let rest = name.strip_prefix("tma-wgmma-")?;
+    Some(match rest {
+        r if r.starts_with("ws-persist-") => 2,
+        r if r.starts_with("ws-") => 1,
+        r if r.starts_with('s') => 0,
+        _ => return None,
+    })
+}
+
 impl GemmVariant {
     /// A Hopper variant: TMA boxes into an mbarrier ring feeding wgmma; with `ws`, a producer
     /// warpgroup hands its registers to two consumer warpgroups.
@@ -81,6 +100,21 @@ impl GemmVariant {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_hopper_variant_stands_on_a_ladder_step_and_no_other_does() {
+        for dt in DType::ALL {
+            for v in GemmVariant::catalogue(dt) {
+                let step = ladder_step(&v.name);
+                assert_eq!(step.is_some(), v.tile.wgmma, "{}", v.name);
+                if let Some(s) = step {
+                    assert_eq!(s == 1 || s == 2, v.pipe.warp_specialized, "{}", v.name);
+                    assert_eq!(s == 2, v.persistent, "{}", v.name);
+                }
+            }
+        }
+        assert_eq!(ladder_step("ctl-tma-wrong-parity"), None);
+    }
     use crate::dtype::DType;
     use crate::workload::gemm::{Layout, Problem};
 

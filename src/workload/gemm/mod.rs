@@ -7,7 +7,7 @@
 pub mod catalogue;
 pub mod data;
 pub mod evidence;
-mod hopper;
+pub mod hopper;
 pub mod reference;
 
 use crate::dtype::DType;
