@@ -26,6 +26,17 @@ for s in "$@"; do
       # split them over calls with GEMM_DTYPES
       timeout 560 $bin check --workload gemm --dtypes ${GEMM_DTYPES:-f32,f16,bf16} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, " "$d/check.log" | cut -c1-300 | tail -60 ;;
+    gemm-check-par)
+      # the three precisions side by side, each in a process of its own (checks validate, they do
+      # not time, so sharing the GPU changes no verdict); the cubin cache is written atomically
+      for dt in ${GEMM_DTYPES:-bf16 f16 f32}; do
+        timeout 570 $bin check --workload gemm --dtypes $dt --out "$d/$dt" > "$d/check-$dt.log" 2>&1 &
+      done
+      wait
+      for dt in ${GEMM_DTYPES:-bf16 f16 f32}; do
+        echo "--- $dt"; grep -E "^FAIL|passed, " "$d/check-$dt.log" | cut -c1-300 | tail -20
+        grep -cE "^ok   control" "$d/check-$dt.log"
+      done ;;
     gemm-hopper)
       timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;
