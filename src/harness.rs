@@ -237,9 +237,7 @@ impl DeviceData {
         let x_bytes = View::extent(view.tokens, view.hidden, view.row_stride, view.offset) * es;
         let y_bytes = view.elements() * es;
         rot.retain(|(x, y)| x.len() == x_bytes && y.len() == y_bytes);
-        let want = (4 * gpu.info.l2_bytes as usize)
-            .div_ceil(x_bytes + y_bytes)
-            .clamp(1, 64);
+        let want = rotation_sets(gpu.info.l2_bytes as usize, x_bytes + y_bytes);
         while rot.len() + 1 < want {
             let mut x = gpu.alloc(x_bytes, "a rotated input copy")?;
             gpu.copy(&self.x, &mut x, x_bytes)?;
@@ -326,6 +324,12 @@ fn params_on(
         k.tensor_map = gpu::encode_tensor_map(&spec)?;
     }
     Ok(k)
+}
+
+/// Buffer sets a timing rotates through so that every launch reads device memory, not L2: enough
+/// that the sets' inputs and outputs (`bytes_per_set` each) span 4x the L2, at most 64.
+pub fn rotation_sets(l2_bytes: usize, bytes_per_set: usize) -> usize {
+    (4 * l2_bytes).div_ceil(bytes_per_set.max(1)).clamp(1, 64)
 }
 
 /// Validates `p` on `data`: against the reference when it is the baseline (or no baseline output

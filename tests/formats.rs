@@ -117,3 +117,64 @@ fn run_check_and_sweep_take_the_four_formats_and_refuse_others() {
         );
     }
 }
+
+/// A run with its torch peers: one timed (as fast as `sync`), one skipped with its reason.
+fn with_peers() -> RunResults {
+    use tilepipe::report::peer::Peer;
+    let mut r = run();
+    let sync = r.variants[0].clone();
+    let mut eager = Peer::new(
+        "torch eager",
+        Some("torch 2.11.0".into()),
+        "eager: f32 math",
+    );
+    eager.timing = sync.timing.clone();
+    eager.perf = sync.perf;
+    eager.checked = Some("f64 reference on every element: 0 beyond tolerance".into());
+    r.peers = vec![
+        eager,
+        Peer::skipped("torch.compile", "cannot import triton".into()),
+    ];
+    r
+}
+
+#[test]
+fn peers_sit_in_every_format_beside_the_variants() {
+    let r = with_peers();
+    let md = formats::run::markdown(&r);
+    assert!(md.contains("| torch eager | peer: torch 2.11.0 | - | - | passed | 1146.3 |"));
+    assert!(md.contains("| torch.compile | peer: version unknown | - | - | skipped | - |"));
+    assert!(md.contains("\n- skipped torch.compile (peer): cannot import triton"));
+    let csv = formats::run::csv(&r);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines.len(), r.variants.len() + 3);
+    let width = lines[0].split(',').count();
+    let eager = lines
+        .iter()
+        .find(|l| l.starts_with("torch eager,"))
+        .unwrap();
+    assert_eq!(eager.split(',').count(), width, "{eager}");
+    assert!(eager.contains(",passed,"));
+    let html = tilepipe::report::html::render(&r);
+    assert!(html.contains("Peers: the same problem through other tools"));
+    assert!(html.contains("f64 reference on every element: 0 beyond tolerance"));
+    assert!(html.contains("torch.compile (peer): cannot import triton"));
+    let json = formats::run::json(&r);
+    let back: RunResults = serde_json::from_str(&json).unwrap();
+    assert_eq!(back.peers.len(), 2);
+}
+
+#[test]
+fn peers_are_refused_beside_the_gemm_with_the_reason() {
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(["run", "--workload", "gemm", "--peers", "torch"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--peers torch takes the row workloads"),
+        "{err}"
+    );
+}

@@ -41,13 +41,9 @@ impl Library {
             Err(why) => (Status::Skipped, Some(why.clone()), None),
         };
         Peer {
-            name: "cuBLAS".into(),
-            version,
             status,
             detail,
-            math: MATH.into(),
-            timing: None,
-            tflops: None,
+            ..Peer::new("cuBLAS", version, MATH)
         }
     }
 

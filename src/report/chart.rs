@@ -1,4 +1,4 @@
-//! Bar charts of a run: achieved GB/s per timed variant against the copy ceiling measured in the
+//! Bar charts of a run: achieved GB/s per timed variant (and peer) against the copy ceiling measured in the
 //! same run (row workloads), TFLOP/s against cuBLAS (GEMM), in the tables' order.
 
 use super::RunResults;
@@ -17,6 +17,11 @@ pub fn bandwidth(r: &RunResults) -> Result<String, String> {
         .iter()
         .filter(|v| v.control.is_none())
         .filter_map(|v| v.perf.map(|p| (v.name.as_str(), p.gbps)))
+        .chain(
+            r.peers
+                .iter()
+                .filter_map(|p| p.perf.map(|f| (p.name.as_str(), f.gbps))),
+        )
         .collect();
     let ceiling = r.ceiling.as_ref().map(|c| c.gbps).filter(|g| *g > 0.0);
     let line = ceiling.map(|c| {

@@ -10,6 +10,7 @@
 //! - `notes[]`
 
 use super::Status;
+pub use super::peer::Peer;
 use crate::bench::stats::Timing;
 use crate::gpu::DeviceInfo;
 use crate::resources::Resources;
@@ -33,29 +34,6 @@ pub struct GemmRun {
     pub cublas: Peer,
     pub variants: Vec<GemmResult>,
     pub notes: Vec<String>,
-}
-
-/// A library run beside tilepipe's kernels on the same problem, timed the same way.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Peer {
-    pub name: String,
-    pub version: Option<String>,
-    pub status: Status,
-    pub detail: Option<String>,
-    /// How it was asked to compute (precision, math mode).
-    pub math: String,
-    pub timing: Option<Timing>,
-    pub tflops: Option<f64>,
-}
-
-impl Peer {
-    /// The first failure stands.
-    pub fn fail(&mut self, detail: String) {
-        if self.status == Status::Passed {
-            self.status = Status::Failed;
-            self.detail = Some(detail);
-        }
-    }
 }
 
 /// One variant's validation on one problem.

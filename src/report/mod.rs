@@ -33,6 +33,7 @@ pub mod compare;
 pub mod formats;
 pub mod gemm;
 pub mod html;
+pub mod peer;
 pub mod table;
 
 use crate::bench::stats::{Ceiling, Repeat, Timing};
@@ -69,6 +70,9 @@ pub struct RunResults {
     /// The first timed variant measured again at the end of the run.
     #[serde(default)]
     pub repeat: Option<Repeat>,
+    /// The same problem through other tools (`run --peers torch`), validated and timed alike.
+    #[serde(default)]
+    pub peers: Vec<peer::Peer>,
     pub notes: Vec<String>,
 }
 

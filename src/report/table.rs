@@ -1,6 +1,7 @@
 //! The run's two tables as rows of text, performance first (baseline first, speedups against it),
 //! then the evidence; drawn for the terminal here, as GitHub tables, CSV and HTML elsewhere.
 
+use super::peer::Peer;
 use super::{RunResults, Status, VariantResult};
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
@@ -52,7 +53,7 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.digits$}"))
 }
 
-/// One row per variant that is not a control, baseline first; "~" marks a speedup within the
+/// One row per variant that is not a control, baseline first, then the peers; "~" marks a speedup within the
 /// spread of the two timings (noise).
 pub fn performance_rows(r: &RunResults) -> Vec<[String; 11]> {
     let base = r.baseline().and_then(|b| b.timing.as_ref());
@@ -84,7 +85,37 @@ pub fn performance_rows(r: &RunResults) -> Vec<[String; 11]> {
                 num(tm.map(|t| t.host_submit.median), 1),
             ]
         })
+        .chain(r.peers.iter().map(|p| peer_row(p, base)))
         .collect()
+}
+
+/// A peer's row in the performance table: its tool and version where a variant names its
+/// mechanism; no stages or copy width.
+fn peer_row(p: &Peer, base: Option<&crate::bench::Timing>) -> [String; 11] {
+    let tm = p.timing.as_ref();
+    let perf = p.perf.as_ref();
+    let noise = matches!((tm, base), (Some(t), Some(b)) if t.device.indistinguishable(&b.device));
+    [
+        p.name.clone(),
+        format!(
+            "peer: {}",
+            p.version.as_deref().unwrap_or("version unknown")
+        ),
+        "-".into(),
+        "-".into(),
+        p.status.label().to_string(),
+        num(tm.map(|t| t.device.median * 1e3), 1),
+        tm.map_or("-".into(), |t| {
+            format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
+        }),
+        num(perf.map(|p| p.gbps), 0),
+        num(perf.and_then(|p| p.pct_of_ceiling), 1),
+        perf.and_then(|p| p.speedup_vs_sync)
+            .map_or("-".into(), |x| {
+                format!("{x:.3}{}", if noise { " ~" } else { "" })
+            }),
+        num(tm.map(|t| t.host_submit.median), 1),
+    ]
 }
 
 pub fn performance(r: &RunResults) -> String {
@@ -136,12 +167,25 @@ pub fn evidence(r: &RunResults) -> String {
     render(&EVIDENCE_HEADER, &[], evidence_rows(r))
 }
 
-/// Variants that did not pass, then timings taken while the clocks moved.
+/// Variants and peers that did not pass, then timings taken while the clocks moved.
 pub fn problems(r: &RunResults) -> Vec<String> {
+    let peers = r
+        .peers
+        .iter()
+        .filter(|p| p.status != Status::Passed)
+        .map(|p| {
+            format!(
+                "{} {} (peer): {}",
+                p.status.label(),
+                p.name,
+                p.detail.as_deref().unwrap_or("(no detail)")
+            )
+        });
     r.variants
         .iter()
         .filter(|v| v.status != Status::Passed)
         .map(line)
+        .chain(peers)
         .chain(clock_warnings(r))
         .collect()
 }

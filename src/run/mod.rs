@@ -5,7 +5,8 @@
 use crate::bench::{self, TimingOptions};
 use crate::check::cases::{self, Case};
 use crate::dtype::DType;
-use crate::harness::{Harness, tiles};
+use crate::harness::{Harness, rotation_sets, tiles};
+use crate::peers::TorchRequest;
 use crate::report::{Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
 use crate::variant::{BuildConfig, STRESS_BOTH, Variant};
 use crate::workload::View;
@@ -36,6 +37,8 @@ pub struct RunOptions {
     pub command: Vec<String>,
     /// Variants left out by name (those that faulted an earlier context).
     pub exclude: Vec<String>,
+    /// Run the PyTorch peers (eager, torch.compile) with this Python after the variants.
+    pub torch_python: Option<std::path::PathBuf>,
 }
 
 /// What a run produced, and the fault that stopped it early, if one did. Results gathered before
@@ -128,6 +131,7 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         variants: Vec::new(),
         timelines: Vec::new(),
         repeat: None,
+        peers: Vec::new(),
         notes: crate::kernels::source_dir()
             .map(|d| crate::harness::sources_note(&d))
             .into_iter()
@@ -183,7 +187,7 @@ fn measure(
     }
     h.progress.done();
     under_stress(h, stress, results, o.dtype, o.seed)?;
-    let (_data, dd) = last.expect("at least the user's case");
+    let (data, dd) = last.expect("at least the user's case");
     let free = h.gpu.free_memory()? as usize;
     let bytes = o.ceiling_bytes.max(dd.x.len()).min(free / 3);
     h.progress.note(&format!(
@@ -264,6 +268,27 @@ fn measure(
             second: again,
             agrees,
         });
+    }
+    if let Some(python) = &o.torch_python {
+        crate::interrupt::check()?;
+        h.progress
+            .note("running the same problem through torch eager and torch.compile");
+        let es = o.dtype.size();
+        let v = &dd.view;
+        let set_bytes =
+            (View::extent(v.tokens, v.hidden, v.row_stride, v.offset) + v.elements()) * es;
+        let req = TorchRequest {
+            python: python.clone(),
+            device: h.info().ordinal,
+            workload: h.workload.name(),
+            eps: h.workload.eps(),
+            tile_rows: ready.first().map_or(1, |r| r.prepared.cfg.tile_rows),
+            buffer_sets: rotation_sets(h.info().l2_bytes as usize, set_bytes),
+            timing: o.timing,
+            ceiling_gbps: Some(ceiling_gbps),
+            baseline_ms,
+        };
+        out.peers = crate::peers::torch(&req, &data);
     }
     out.notes.push(match &h.clocks {
         Ok(_) => crate::clocks::summary(

@@ -142,7 +142,34 @@ pub fn csv(r: &RunResults) -> String {
             opt(t.and_then(|t| t.clocks.as_ref()?.warning.clone())),
         ]
     });
-    csv_doc(&header, rows)
+    // peers: the same timing columns; their tool and version where a variant names its mechanism,
+    // how they were asked to compute where a variant names its completion protocol
+    let peers = r.peers.iter().map(|p| {
+        let t = p.timing.as_ref();
+        let perf = p.perf.as_ref();
+        let mut row = vec![
+            p.name.clone(),
+            format!("peer: {}", p.version.clone().unwrap_or_default()),
+            String::new(),
+            String::new(),
+            String::new(),
+            p.status.label().into(),
+            p.detail.clone().unwrap_or_default(),
+            opt(t.map(|t| t.device.median)),
+            opt(t.map(|t| t.device.min)),
+            opt(t.map(|t| t.device.max)),
+            opt(t.map(|t| t.device.rel_stdev)),
+            opt(t.map(|t| t.host_submit.median)),
+            opt(perf.map(|p| p.gbps)),
+            opt(perf.and_then(|p| p.pct_of_ceiling)),
+            opt(perf.and_then(|p| p.speedup_vs_sync)),
+        ];
+        row.extend(std::iter::repeat_n(String::new(), 9));
+        row.push(p.math.clone());
+        row.push(String::new());
+        row
+    });
+    csv_doc(&header, rows.chain(peers))
 }
 
 /// results.json, as `run --out` writes it.

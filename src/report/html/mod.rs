@@ -107,6 +107,7 @@ pub fn render(r: &RunResults) -> String {
         (table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r)))
         (figure(chart::bandwidth(r), "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."))
         (problems(r))
+        (peers(r))
         h2 { "Evidence: resources, occupancy, SASS, completion" }
         (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
         @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {
@@ -156,14 +157,47 @@ fn problems(r: &RunResults) -> Markup {
         .iter()
         .filter(|v| v.status != Status::Passed)
         .collect();
+    let bad_peers: Vec<_> = r
+        .peers
+        .iter()
+        .filter(|p| p.status != Status::Passed)
+        .collect();
     html! {
-        @if !bad.is_empty() {
+        @if !bad.is_empty() || !bad_peers.is_empty() {
             h2 { "Skipped, failed, errors" }
-            ul { @for v in bad {
-                li class=[(v.status != Status::Skipped).then_some("bad")] {
-                    (v.status.label()) " " (v.name) ": " (v.detail.as_deref().unwrap_or("(no detail)"))
+            ul {
+                @for v in bad {
+                    li class=[(v.status != Status::Skipped).then_some("bad")] {
+                        (v.status.label()) " " (v.name) ": " (v.detail.as_deref().unwrap_or("(no detail)"))
+                    }
                 }
-            } }
+                @for p in bad_peers {
+                    li class=[(p.status != Status::Skipped).then_some("bad")] {
+                        (p.status.label()) " " (p.name) " (peer): " (p.detail.as_deref().unwrap_or("(no detail)"))
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What each peer is, how it was asked to compute, and how its output compared, so its row in the
+/// summary can be weighed.
+fn peers(r: &RunResults) -> Markup {
+    let rows = r.peers.iter().map(|p| {
+        [
+            p.name.clone(),
+            p.version.clone().unwrap_or("-".into()),
+            p.math.clone(),
+            p.status.label().to_string(),
+            p.checked.clone().or(p.detail.clone()).unwrap_or("-".into()),
+        ]
+    });
+    html! {
+        @if !r.peers.is_empty() {
+            h2 #peers { "Peers: the same problem through other tools" }
+            p { "Same GPU, input bytes, strided view, seed and timing rule (CUDA events around each launch after warm-up, the same number of rotated input sets); each output validated against the same f64 reference before it was timed. Their outputs come from the framework's own allocator." }
+            (table(&["peer", "version", "asked to compute", "status", "validation"], &[], rows))
         }
     }
 }

@@ -1,0 +1,351 @@
+//! One conversation with the helper script: the spec out, each peer's output file back, the names
+//! of those that validated out, their timing samples back. Lines of JSON both ways; the script's
+//! stderr goes to a file whose tail explains a script that stopped answering.
+
+use super::TorchRequest;
+use crate::bench::{Summary, Timing, gbps};
+use crate::check::compare::against_reference;
+use crate::report::Perf;
+use crate::report::peer::Peer;
+use crate::workload::HostData;
+use serde::Deserialize;
+use serde_json::json;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::Duration;
+
+/// The rows the script answers for, in its order.
+pub const PEER_NAMES: [&str; 2] = ["torch eager", "torch.compile"];
+
+#[derive(Debug, Deserialize)]
+struct Answer {
+    event: String,
+    #[serde(default)]
+    reason: Option<String>,
+    #[serde(default)]
+    peers: Vec<PeerAnswer>,
+}
+
+#[derive(Debug, Deserialize)]
+struct PeerAnswer {
+    name: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    math: Option<String>,
+    #[serde(default)]
+    out: Option<PathBuf>,
+    #[serde(default)]
+    skip: Option<String>,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    device_ms: Vec<f64>,
+    #[serde(default)]
+    host_submit_us: Vec<f64>,
+    #[serde(default)]
+    warmup: usize,
+    #[serde(default)]
+    buffer_sets: usize,
+}
+
+/// A folder of this conversation's files, removed when it ends.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    stderr: PathBuf,
+    timeout: Duration,
+    _scratch: Scratch,
+}
+
+fn io(what: &str, e: impl std::fmt::Display) -> String {
+    format!("{what}: {e}")
+}
+
+impl Session {
+    /// Writes the inputs and the script, starts Python on it and sends the spec.
+    pub fn start(
+        req: &TorchRequest,
+        data: &HostData,
+        script: &str,
+        timeout: Duration,
+    ) -> Result<Session, String> {
+        // unique per conversation: runs in one process (tests) must not share or remove each other's
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "tilepipe-peers-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|e| io(&dir.display().to_string(), e))?;
+        let scratch = Scratch(dir.clone());
+        let write = |name: &str, bytes: &[u8]| -> Result<PathBuf, String> {
+            let p = dir.join(name);
+            std::fs::write(&p, bytes).map_err(|e| io(&p.display().to_string(), e))?;
+            Ok(p)
+        };
+        let script = write("torch_peer.py", script.as_bytes())?;
+        let x = write("x.bin", &data.x)?;
+        let aux = (!data.aux.is_empty())
+            .then(|| write("aux.bin", &data.aux))
+            .transpose()?;
+        let stderr = dir.join("stderr.log");
+        let err_file = std::fs::File::create(&stderr).map_err(|e| io("stderr.log", e))?;
+        let mut child = Command::new(&req.python)
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(err_file)
+            .spawn()
+            .map_err(|e| {
+                format!(
+                    "Python could not be started as `{}` ({e}); give its path with --python",
+                    req.python.display()
+                )
+            })?;
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let v = &data.view;
+        let spec = json!({
+            "device": req.device,
+            "workload": req.workload,
+            "dtype": data.dtype.to_string(),
+            "eps": req.eps,
+            "view": {"tokens": v.tokens, "hidden": v.hidden, "row_stride": v.row_stride,
+                     "offset": v.offset, "alloc": v.alloc},
+            "x": x, "aux": aux, "out_dir": dir,
+            "buffer_sets": req.buffer_sets,
+            "timing": {"warmup": req.timing.warmup, "min_repeats": req.timing.min_repeats,
+                       "max_repeats": req.timing.max_repeats,
+                       "target_rel_stdev": req.timing.target_rel_stdev,
+                       "budget_s": req.timing.budget.as_secs_f64()},
+        });
+        let mut s = Session {
+            child,
+            stdin,
+            lines,
+            stderr,
+            timeout,
+            _scratch: scratch,
+        };
+        s.send(&spec)?;
+        Ok(s)
+    }
+
+    fn send(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        writeln!(self.stdin, "{v}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| self.stopped(&format!("could not write to it ({e})")))
+    }
+
+    /// The next answer: the first line that parses as one (torch may print its own lines).
+    fn answer(&mut self) -> Result<Answer, String> {
+        loop {
+            match self.lines.recv_timeout(self.timeout) {
+                Ok(line) => {
+                    if let Ok(a) = serde_json::from_str::<Answer>(&line) {
+                        return Ok(a);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    let _ = self.child.kill();
+                    return Err(self.stopped(&format!(
+                        "no answer within {} s; stopped it",
+                        self.timeout.as_secs()
+                    )));
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    let code = self.child.wait().ok().and_then(|s| s.code());
+                    return Err(self.stopped(&format!(
+                        "it ended without an answer (exit code {})",
+                        code.map_or("none".into(), |c| c.to_string())
+                    )));
+                }
+            }
+        }
+    }
+
+    /// Why the script failed, with the last lines it wrote on stderr.
+    fn stopped(&self, what: &str) -> String {
+        let tail = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        let tail: Vec<&str> = tail.lines().rev().take(3).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        format!(
+            "the PyTorch helper script: {what}{}",
+            if tail.is_empty() {
+                String::new()
+            } else {
+                format!("; stderr: {}", tail.join(" | "))
+            }
+        )
+    }
+
+    /// Validates each peer's output, times those that passed, and returns every peer's row.
+    pub fn run(mut self, req: &TorchRequest, data: &HostData) -> Vec<Peer> {
+        let mut peers = match self.answer() {
+            Ok(a) if a.event == "skip" => {
+                let why = a.reason.unwrap_or_else(|| "no reason given".into());
+                return skipped(&why);
+            }
+            Ok(a) if a.event == "outputs" => a
+                .peers
+                .iter()
+                .map(|p| validated(p, data, req.tile_rows))
+                .collect::<Vec<_>>(),
+            Ok(a) => return errored(&self.stopped(&format!("unexpected answer '{}'", a.event))),
+            Err(why) => return errored(&why),
+        };
+        let passed: Vec<&str> = peers
+            .iter()
+            .filter(|p| p.status == crate::report::Status::Passed)
+            .map(|p| p.name.as_str())
+            .collect();
+        let timings = self
+            .send(&json!({ "time": passed }))
+            .and_then(|_| self.answer());
+        match timings {
+            Ok(a) if a.event == "timings" => {
+                for t in a.peers {
+                    if let Some(p) = peers.iter_mut().find(|p| p.name == t.name) {
+                        timed(p, t, req, data);
+                    }
+                }
+            }
+            Ok(a) => fail_untimed(&mut peers, &format!("unexpected answer '{}'", a.event)),
+            Err(why) => fail_untimed(&mut peers, &why),
+        }
+        let _ = self.child.wait();
+        peers
+    }
+}
+
+pub(super) fn skipped(why: &str) -> Vec<Peer> {
+    PEER_NAMES
+        .iter()
+        .map(|n| Peer::skipped(n, why.to_string()))
+        .collect()
+}
+
+fn errored(why: &str) -> Vec<Peer> {
+    PEER_NAMES
+        .iter()
+        .map(|n| Peer {
+            status: crate::report::Status::Error,
+            ..Peer::skipped(n, why.to_string())
+        })
+        .collect()
+}
+
+/// A peer that validated but has no timing: the script failed after validation.
+fn fail_untimed(peers: &mut [Peer], why: &str) {
+    for p in peers.iter_mut().filter(|p| p.timing.is_none()) {
+        if p.status == crate::report::Status::Passed {
+            p.status = crate::report::Status::Error;
+            p.detail = Some(format!("timing: {why}"));
+        }
+    }
+}
+
+/// The peer's row once its output is judged: against the f64 reference, as tilepipe's baseline is.
+fn validated(a: &PeerAnswer, data: &HostData, tile_rows: usize) -> Peer {
+    let mut p = Peer::new(&a.name, a.version.clone(), a.math.as_deref().unwrap_or("-"));
+    if let Some(why) = &a.skip {
+        return Peer {
+            version: a.version.clone(),
+            ..Peer::skipped(&a.name, format!("it did not run: {why}"))
+        };
+    }
+    let Some(out) = &a.out else {
+        p.fail("the script named no output file".into());
+        return p;
+    };
+    match read_output(out, data) {
+        Ok(bytes) => {
+            let v = against_reference(&bytes, data, tile_rows);
+            p.checked = Some(format!(
+                "{} on every element: rel L2 {:.2e}, max abs error {:.2e}, {} beyond tolerance, {} NaN",
+                v.checked_against,
+                v.rel_l2.unwrap_or(f64::NAN),
+                v.max_abs_err.unwrap_or(f64::NAN),
+                v.beyond_tolerance,
+                v.nan
+            ));
+            if !v.passed {
+                p.fail(format!(
+                    "validation: {}",
+                    v.failure.unwrap_or_else(|| "failed".into())
+                ));
+            }
+        }
+        Err(why) => p.fail(why),
+    }
+    p
+}
+
+fn read_output(path: &Path, data: &HostData) -> Result<Vec<u8>, String> {
+    let want = data.view.elements() * data.dtype.size();
+    let bytes = std::fs::read(path).map_err(|e| io(&path.display().to_string(), e))?;
+    if bytes.len() != want {
+        return Err(format!(
+            "its output holds {} bytes; a dense [{} x {}] {} output holds {want}",
+            bytes.len(),
+            data.view.tokens,
+            data.view.hidden,
+            data.dtype
+        ));
+    }
+    Ok(bytes)
+}
+
+/// The peer's timing from its samples, summarised as tilepipe's own are.
+fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, data: &HostData) {
+    if let Some(e) = t.error {
+        p.status = crate::report::Status::Error;
+        p.detail = Some(format!("timing: {e}"));
+        return;
+    }
+    let (Some(device), Some(host)) = (Summary::of(&t.device_ms), Summary::of(&t.host_submit_us))
+    else {
+        p.status = crate::report::Status::Error;
+        p.detail = Some("timing: no finite samples came back".into());
+        return;
+    };
+    let bw = gbps(
+        data.workload.traffic(&data.view, data.dtype).bytes,
+        device.median,
+    );
+    p.perf = Some(Perf {
+        gbps: bw,
+        pct_of_ceiling: req.ceiling_gbps.map(|c| 100.0 * bw / c),
+        speedup_vs_sync: req.baseline_ms.map(|b| b / device.median),
+    });
+    p.timing = Some(Timing {
+        device_ms: t.device_ms,
+        device,
+        host_submit_us: t.host_submit_us,
+        host_submit: host,
+        warmup: t.warmup,
+        buffer_sets: t.buffer_sets,
+        clocks: None,
+    });
+}

@@ -1,0 +1,183 @@
+//! The peer protocol against stand-ins for Python: shell scripts that answer as the helper script
+//! would (a correct output, a wrong one, a skip, a crash), and the real helper script under
+//! whatever python3 this machine has.
+
+use super::*;
+use crate::dtype::DType;
+use crate::report::Status;
+use crate::workload::{View, copy::Copy};
+use std::os::unix::fs::PermissionsExt;
+
+fn data() -> HostData {
+    let view = View::new(6, 64, Some(72), 8, None, DType::Bf16).expect("a valid view");
+    HostData::generate(&Copy, view, DType::Bf16, 7)
+}
+
+/// The copy workload's exact output: the view's rows, densely.
+fn dense(d: &HostData) -> Vec<u8> {
+    let es = d.dtype.size();
+    (0..d.view.tokens)
+        .flat_map(|r| {
+            let i = d.view.index(r, 0) * es;
+            d.x[i..i + d.view.hidden * es].to_vec()
+        })
+        .collect()
+}
+
+fn request(python: PathBuf) -> TorchRequest {
+    TorchRequest {
+        python,
+        device: 0,
+        workload: "copy",
+        eps: None,
+        tile_rows: 2,
+        buffer_sets: 3,
+        timing: TimingOptions::default(),
+        ceiling_gbps: Some(4000.0),
+        baseline_ms: Some(0.02),
+    }
+}
+
+/// An executable shell script standing in for Python (it is handed the helper's path and ignores it).
+fn fake_python(dir: &Path, body: &str) -> PathBuf {
+    let p = dir.join("python");
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+use std::path::Path;
+
+#[test]
+fn a_correct_output_is_timed_and_a_wrong_one_is_not() {
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.bin");
+    let bad = dir.path().join("bad.bin");
+    std::fs::write(&good, dense(&d)).unwrap();
+    let mut wrong = dense(&d);
+    wrong[10] ^= 0x40; // one element off: a copy must be exact
+    std::fs::write(&bad, wrong).unwrap();
+    let asked = dir.path().join("asked.json");
+    let py = fake_python(
+        dir.path(),
+        &format!(
+            r#"read spec
+echo 'torch noise on stdout'
+echo '{{"event":"outputs","peers":[{{"name":"torch eager","version":"torch 9","math":"m","out":"{}"}},{{"name":"torch.compile","version":"torch 9","math":"m","out":"{}"}}]}}'
+read t; echo "$t" > {}
+echo '{{"event":"timings","peers":[{{"name":"torch eager","device_ms":[0.010,0.011,0.012],"host_submit_us":[5,6,7],"warmup":5,"buffer_sets":3}}]}}'"#,
+            good.display(),
+            bad.display(),
+            asked.display()
+        ),
+    );
+    let peers = torch(&request(py), &d);
+    assert_eq!(peers.len(), 2);
+    let (eager, compiled) = (&peers[0], &peers[1]);
+    assert_eq!(eager.status, Status::Passed, "{:?}", eager.detail);
+    let t = eager.timing.as_ref().expect("timed");
+    assert_eq!((t.device.median, t.buffer_sets, t.warmup), (0.011, 3, 5));
+    let perf = eager.perf.expect("perf");
+    assert!((perf.speedup_vs_sync.unwrap() - 0.02 / 0.011).abs() < 1e-9);
+    assert!(
+        eager
+            .checked
+            .as_deref()
+            .unwrap()
+            .contains("0 beyond tolerance")
+    );
+    assert_eq!(compiled.status, Status::Failed);
+    assert!(
+        compiled
+            .detail
+            .as_deref()
+            .unwrap()
+            .starts_with("validation:")
+    );
+    assert!(compiled.timing.is_none());
+    // only what validated was sent to be timed
+    let sent = std::fs::read_to_string(&asked).unwrap();
+    assert_eq!(sent.trim(), r#"{"time":["torch eager"]}"#);
+}
+
+#[test]
+fn an_output_of_the_wrong_size_fails_with_both_sizes() {
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    let short = dir.path().join("short.bin");
+    std::fs::write(&short, &dense(&d)[..100]).unwrap();
+    let py = fake_python(
+        dir.path(),
+        &format!(
+            r#"read spec
+echo '{{"event":"outputs","peers":[{{"name":"torch eager","out":"{}"}},{{"name":"torch.compile","skip":"BackendCompilerFailed: no triton"}}]}}'
+read t; echo '{{"event":"timings","peers":[]}}'"#,
+            short.display()
+        ),
+    );
+    let peers = torch(&request(py), &d);
+    assert_eq!(peers[0].status, Status::Failed);
+    let why = peers[0].detail.as_deref().unwrap();
+    assert!(why.contains("100 bytes") && why.contains("768"), "{why}");
+    assert_eq!(peers[1].status, Status::Skipped);
+    assert!(peers[1].detail.as_deref().unwrap().contains("no triton"));
+}
+
+#[test]
+fn a_script_that_skips_skips_both_peers_with_its_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_python(
+        dir.path(),
+        r#"read spec; echo '{"event":"skip","reason":"cannot import torch"}'"#,
+    );
+    let peers = torch(&request(py), &data());
+    assert!(
+        peers
+            .iter()
+            .all(|p| p.status == Status::Skipped
+                && p.detail.as_deref() == Some("cannot import torch"))
+    );
+}
+
+#[test]
+fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = fake_python(dir.path(), "read spec; echo 'Traceback: boom' >&2; exit 3");
+    let peers = torch(&request(py), &data());
+    for p in &peers {
+        assert_eq!(p.status, Status::Error);
+        let why = p.detail.as_deref().unwrap();
+        assert!(why.contains("exit code 3") && why.contains("boom"), "{why}");
+    }
+}
+
+#[test]
+fn a_missing_python_skips_and_says_how_to_name_one() {
+    let peers = torch(&request("/nonexistent/python3".into()), &data());
+    for p in &peers {
+        assert_eq!(p.status, Status::Skipped);
+        assert!(p.detail.as_deref().unwrap().contains("--python"));
+    }
+}
+
+#[test]
+fn the_shipped_script_answers_under_this_machines_python() {
+    // whatever python3 is here (CI has no torch and no GPU): the shipped script must answer with a
+    // reason, never hang or leave the peers without one
+    let peers = torch(&request("python3".into()), &data());
+    for p in &peers {
+        assert_ne!(
+            p.status,
+            Status::Passed,
+            "no GPU here, yet {} passed",
+            p.name
+        );
+        let why = p.detail.as_deref().unwrap_or_default();
+        assert!(
+            why.contains("torch") || why.contains("--python"),
+            "{}: {why}",
+            p.name
+        );
+    }
+}

@@ -1,0 +1,130 @@
+# tilepipe's PyTorch peer: the run's problem through torch eager and torch.compile, on the GPU,
+# inputs and timing rules tilepipe uses, so their rows sit beside its own variants.
+#
+# Protocol (one JSON object per line): tilepipe writes the spec on stdin; this script answers
+# {"event": "outputs", ...} once each peer's output for the untimed input is written to a file;
+# tilepipe validates those and answers {"time": [names]}; this script times the named peers and
+# answers {"event": "timings", ...}. A peer that cannot run carries its reason ("skip"); when
+# torch itself is missing the answer is {"event": "skip", "reason": ...}.
+import json
+import sys
+import time
+
+
+def say(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+def rmsnorm(x, gamma, eps):
+    # f32 math, one rounding at the end: the kernel's own numerics, as a careful user writes it
+    import torch
+
+    xf = x.float()
+    inv = torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps)
+    return torch.nn.functional.gelu(xf * inv * gamma.float(), approximate="tanh").to(x.dtype)
+
+
+def copy(x, gamma, eps):
+    return x.clone(memory_format=__import__("torch").contiguous_format)
+
+
+def load(torch, path, numel, dtype, device):
+    return torch.from_file(path, shared=False, size=numel, dtype=dtype).to(device)
+
+
+def store(torch, path, t):
+    # the file mapped shared: the copy from the device lands in it, no host-side staging
+    flat = t.contiguous().view(torch.uint8).reshape(-1)
+    with open(path, "wb") as f:
+        f.truncate(flat.numel())
+    torch.from_file(path, shared=True, size=flat.numel(), dtype=torch.uint8).copy_(flat)
+
+
+def time_peer(torch, fn, inputs, spec):
+    """tilepipe's time_with: warm-up, then batches of 10 back-to-back launches between events,
+    host submission per launch beside them, until enough samples agree or the budget is spent."""
+    t = spec["timing"]
+    for i in range(t["warmup"]):
+        fn(*inputs[i % len(inputs)])
+    torch.cuda.synchronize()
+    batch = 10
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(batch + 1)]
+    device_ms, host_us = [], []
+    start, n = time.perf_counter(), 0
+    while n < t["max_repeats"]:
+        events[0].record()
+        for b in range(batch):
+            t0 = time.perf_counter()
+            fn(*inputs[(n + b) % len(inputs)])
+            host_us.append((time.perf_counter() - t0) * 1e6)
+            events[b + 1].record()
+        torch.cuda.synchronize()
+        device_ms.extend(events[b].elapsed_time(events[b + 1]) for b in range(batch))
+        n += batch
+        mean = sum(device_ms) / len(device_ms)
+        var = sum((s - mean) ** 2 for s in device_ms) / max(len(device_ms) - 1, 1)
+        rel = (var**0.5) / mean if mean > 0 else 0.0
+        if n >= t["min_repeats"] and (rel <= t["target_rel_stdev"] or time.perf_counter() - start > t["budget_s"]):
+            break
+    return {"device_ms": device_ms, "host_submit_us": host_us, "warmup": t["warmup"], "buffer_sets": len(inputs)}
+
+
+def main():
+    spec = json.loads(sys.stdin.readline())
+    try:
+        import torch
+    except Exception as e:  # noqa: BLE001 - any import failure is a reason to skip
+        say({"event": "skip", "reason": f"{sys.executable}: cannot import torch ({type(e).__name__}: {e})"})
+        return
+    if not torch.cuda.is_available():
+        say({"event": "skip", "reason": f"torch {torch.__version__}: torch.cuda.is_available() is False"})
+        return
+    device = torch.device("cuda", spec["device"])
+    torch.cuda.set_device(device)
+    dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[spec["dtype"]]
+    v = spec["view"]
+    fn = {"rmsnorm": rmsnorm, "copy": copy}[spec["workload"]]
+    eps = spec["eps"] if spec["eps"] is not None else 0.0
+    buf = load(torch, spec["x"], v["alloc"], dtype, device)
+    gamma = load(torch, spec["aux"], v["hidden"], dtype, device) if spec["aux"] else None
+    # the same strided, offset view of the same bytes; extra copies rotate past the L2 as tilepipe's do
+    bufs = [buf] + [buf.clone() for _ in range(spec["buffer_sets"] - 1)]
+    inputs = [(torch.as_strided(b, (v["tokens"], v["hidden"]), (v["row_stride"], 1), v["offset"]), gamma, eps) for b in bufs]
+    version = f"torch {torch.__version__}"
+    try:
+        import triton
+
+        compiled_version = f"{version}, triton {triton.__version__}"
+    except Exception:  # noqa: BLE001
+        compiled_version = version
+    peers = {
+        "torch eager": (fn, version, "eager: f32 math, one rounding at the end"),
+        "torch.compile": (torch.compile(fn, dynamic=False), compiled_version, "torch.compile(dynamic=False), default mode"),
+    }
+    outputs, ready = [], {}
+    for name, (f, ver, how) in peers.items():
+        entry = {"name": name, "version": ver, "math": how}
+        try:
+            out = f(*inputs[0])
+            torch.cuda.synchronize()
+            path = f"{spec['out_dir']}/{name.replace(' ', '-')}.bin"
+            store(torch, path, out)
+            entry["out"] = path
+            ready[name] = f
+            del out
+        except Exception as e:  # noqa: BLE001 - the reason travels to the report
+            entry["skip"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        outputs.append(entry)
+    say({"event": "outputs", "peers": outputs})
+    wanted = json.loads(sys.stdin.readline())["time"]
+    timings = []
+    for name in wanted:
+        try:
+            timings.append({"name": name, **time_peer(torch, ready[name], inputs, spec)})
+        except Exception as e:  # noqa: BLE001
+            timings.append({"name": name, "error": f"{type(e).__name__}: {e}"})
+    say({"event": "timings", "peers": timings})
+
+
+main()
