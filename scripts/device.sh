@@ -37,6 +37,17 @@ for s in "$@"; do
         echo "--- $dt"; grep -E "^FAIL|passed, " "$d/check-$dt.log" | cut -c1-300 | tail -20
         grep -cE "^ok   control" "$d/check-$dt.log"
       done ;;
+    peers)
+      # the row workloads beside torch eager and torch.compile (PEER_SPECS: dtype,tokens,hidden;
+      # PEER_VARIANTS: the tilepipe variants timed beside them)
+      specs=${PEER_SPECS:-"bf16,262144,4096 f32,262144,4096 bf16,4099,3072 bf16,16384,14336"}
+      for spec in $specs; do
+        set -- $(echo "$spec" | tr , ' ')
+        name=$1-$2x$3
+        timeout ${PEER_TIMEOUT:-200} $bin run --peers torch --dtype $1 --tokens $2 --hidden $3 \
+          ${PEER_VARIANTS:+--variants $PEER_VARIANTS} --out "$d/$name" > "$d/$name.log" 2>&1
+        echo "$spec exit $?"; grep -vE "^\[" "$d/$name.log" | grep -E "^│ [a-z]|ceiling|ABOVE|peer\)|FAILED|ERROR" | cut -c1-220
+      done ;;
     gemm-hopper)
       timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;

@@ -66,7 +66,8 @@ impl Engine {
         let l2_scrub =
             Mutex::new(gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?);
         let tc = Toolchain::discover();
-        let poison = kernels::build_poison(gpu.info.arch, &tc, &nvrtc_version, &cache)?;
+        let poison =
+            kernels::build_utility(kernels::POISON, gpu.info.arch, &tc, &nvrtc_version, &cache)?;
         poison.cache_warnings.iter().for_each(|w| progress.note(w));
         let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
@@ -90,6 +91,20 @@ impl Engine {
 
     pub fn info(&self) -> &DeviceInfo {
         &self.gpu.info
+    }
+
+    /// One of tilepipe's own kernels (`kernels::PLAIN_COPY`, say), built through the cache and
+    /// loaded.
+    pub fn utility(&self, k: crate::workload::KernelSource) -> Result<gpu::Kernel> {
+        let b = kernels::build_utility(
+            k,
+            self.info().arch,
+            &self.tc,
+            &self.nvrtc_version,
+            &self.cache,
+        )?;
+        self.count_build(&b);
+        self.gpu.load(&b.cubin, k.entry)
     }
 
     pub fn nvrtc_version(&self) -> &str {

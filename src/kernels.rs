@@ -185,8 +185,17 @@ pub const POISON: KernelSource = KernelSource {
     entry: "tilepipe_smem_poison",
 };
 
-/// The shared-memory poison kernel, through the cache like every variant.
-pub fn build_poison(
+/// The plain device copy measured beside cuMemcpyDtoD for the copy ceiling.
+pub const PLAIN_COPY: KernelSource = KernelSource {
+    file: "plain_copy.cu",
+    text: include_str!("../kernels/plain_copy.cu"),
+    entry: "tilepipe_plain_copy",
+};
+
+/// A kernel of tilepipe's own machinery (the shared-memory poison, the plain copy), through the
+/// cache like every variant.
+pub fn build_utility(
+    k: KernelSource,
     arch: Arch,
     tc: &Toolchain,
     nvrtc_version: &str,
@@ -197,7 +206,7 @@ pub fn build_poison(
         "-std=c++17".to_string(),
     ];
     options.extend(tc.include_options());
-    compile_cached(POISON, POISON.entry, options, arch, nvrtc_version, cache)
+    compile_cached(k, k.entry, options, arch, nvrtc_version, cache)
 }
 
 /// NVRTC on a kernel source through the on-disk cache keyed by (source, headers, options, arch,

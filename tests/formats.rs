@@ -178,3 +178,49 @@ fn peers_are_refused_beside_the_gemm_with_the_reason() {
         "{err}"
     );
 }
+
+#[test]
+fn a_kernel_faster_than_the_copy_ceiling_is_said_to_be_never_shown_over_100_percent() {
+    let mut r = run();
+    let c = r.ceiling.clone().unwrap();
+    let v = &mut r.variants[1];
+    let p = v.perf.as_mut().unwrap();
+    p.gbps = c.gbps * 1.03;
+    p.pct_of_ceiling = Some(103.0);
+    let name = v.name.clone();
+    let md = formats::run::markdown(&r);
+    assert!(md.contains(&format!("| {name} |")));
+    assert!(md.contains("| above it |"), "{md}");
+    assert!(!md.contains("| 103.0 |"));
+    assert!(md.contains(&format!("- ABOVE THE CEILING {name}: ")));
+    // the untouched run has no such line
+    assert!(!formats::run::markdown(&run()).contains("ABOVE THE CEILING"));
+}
+
+#[test]
+fn the_ceiling_names_the_copy_that_set_it_and_shows_both() {
+    use tilepipe::bench::{OwnCopy, Summary};
+    let mut c = run().ceiling.unwrap();
+    // a recorded run from before the plain copy kernel: the driver's copy, named
+    assert_eq!(c.kernel, "cuMemcpyDtoD");
+    assert!(
+        c.describe()
+            .starts_with(&format!("copy ceiling {:.0} GB/s by cuMemcpyDtoD", c.gbps))
+    );
+    let t = Summary::of(&[c.time.median * 0.9]).unwrap();
+    c.own_kernel = Some(OwnCopy {
+        grid: 1056,
+        threads: 256,
+        samples_ms: vec![t.median],
+        time: t,
+        gbps: c.gbps / 0.9,
+    });
+    c.kernel = "tilepipe_plain_copy".into();
+    c.gbps /= 0.9;
+    let d = c.describe();
+    assert!(
+        d.contains("by tilepipe_plain_copy")
+            && d.contains("tilepipe_plain_copy (1056 x 256 threads)"),
+        "{d}"
+    );
+}

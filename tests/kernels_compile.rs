@@ -30,8 +30,10 @@ fn every_build_of(w: &dyn tilepipe::workload::Workload, tc: &Toolchain, nvrtc: &
     let mut jobs = Vec::new();
     for arch in ["sm_90", "sm_80"] {
         let arch: Arch = arch.parse().unwrap();
-        let poison = kernels::build_poison(arch, tc, nvrtc, &Cache::disabled()).unwrap();
-        assert!(!poison.cubin.is_empty());
+        for utility in [kernels::POISON, kernels::PLAIN_COPY] {
+            let built = kernels::build_utility(utility, arch, tc, nvrtc, &Cache::disabled());
+            assert!(!built.unwrap().cubin.is_empty());
+        }
         for dt in DType::ALL {
             for hidden in [4096, 1544] {
                 let base = BuildConfig::new(dt, hidden, None);

@@ -81,13 +81,57 @@ pub struct Repeat {
     pub agrees: bool,
 }
 
-/// The device-to-device copy ceiling measured in this run.
+pub const DRIVER_COPY_NAME: &str = "cuMemcpyDtoD";
+pub const PLAIN_COPY_NAME: &str = "tilepipe_plain_copy";
+
+fn driver_copy() -> String {
+    DRIVER_COPY_NAME.into()
+}
+
+/// The device-to-device copy ceiling measured in this run: the faster of the driver's copy and a
+/// plain copy kernel of our own, named in `kernel`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ceiling {
     pub bytes_copied: u64,
+    /// The driver's copy (cuMemcpyDtoD).
     pub samples_ms: Vec<f64>,
     pub time: Summary,
-    /// (bytes read + bytes written) / median time.
+    /// (bytes read + bytes written) / median time of the faster copy.
+    pub gbps: f64,
+    /// Which copy set the ceiling.
+    #[serde(default = "driver_copy")]
+    pub kernel: String,
+    /// The plain copy kernel of our own, on the same buffers.
+    #[serde(default)]
+    pub own_kernel: Option<OwnCopy>,
+}
+
+impl Ceiling {
+    /// The ceiling in one line: which copy set it, and both copies' figures.
+    pub fn describe(&self) -> String {
+        let own = self.own_kernel.as_ref().map_or(String::new(), |o| {
+            format!(
+                ", {PLAIN_COPY_NAME} ({} x {} threads) {:.0} GB/s",
+                o.grid, o.threads, o.gbps
+            )
+        });
+        let driver = 2.0 * self.bytes_copied as f64 / (self.time.median * 1e-3) / 1e9;
+        format!(
+            "copy ceiling {:.0} GB/s by {} ({} MiB read + written, medians of {}: {DRIVER_COPY_NAME} {driver:.0} GB/s{own})",
+            self.gbps,
+            self.kernel,
+            self.bytes_copied >> 20,
+            self.samples_ms.len()
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OwnCopy {
+    pub grid: u32,
+    pub threads: u32,
+    pub samples_ms: Vec<f64>,
+    pub time: Summary,
     pub gbps: f64,
 }
 

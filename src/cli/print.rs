@@ -39,11 +39,7 @@ pub fn run_header(r: &RunResults, view: &View, stats: CacheStats) {
         stats.compiled
     );
     if let Some(c) = &r.ceiling {
-        println!(
-            "copy ceiling (cuMemcpyDtoD, read + write): {:.0} GB/s, median of {}",
-            c.gbps,
-            c.samples_ms.len()
-        );
+        println!("{}", c.describe());
     }
 }
 

@@ -23,11 +23,10 @@ pub fn bandwidth(r: &RunResults) -> Result<String, String> {
                 .filter_map(|p| p.perf.map(|f| (p.name.as_str(), f.gbps))),
         )
         .collect();
-    let ceiling = r.ceiling.as_ref().map(|c| c.gbps).filter(|g| *g > 0.0);
-    let line = ceiling.map(|c| {
+    let line = r.ceiling.as_ref().filter(|c| c.gbps > 0.0).map(|c| {
         (
-            c,
-            format!("copy ceiling: cuMemcpyDtoD in this run, {c:.0} GB/s"),
+            c.gbps,
+            format!("copy ceiling: {} in this run, {:.0} GB/s", c.kernel, c.gbps),
         )
     });
     bars_against(

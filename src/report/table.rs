@@ -53,6 +53,15 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.digits$}"))
 }
 
+/// A share of the copy ceiling; a kernel faster than the ceiling is said to be, never shown
+/// as more than 100 % of a bound it is not bound by.
+fn pct_of_copy(pct: Option<f64>) -> String {
+    match pct {
+        Some(x) if x > 100.0 => "above it".into(),
+        x => num(x, 1),
+    }
+}
+
 /// One row per variant that is not a control, baseline first, then the peers; "~" marks a speedup within the
 /// spread of the two timings (noise).
 pub fn performance_rows(r: &RunResults) -> Vec<[String; 11]> {
@@ -77,7 +86,7 @@ pub fn performance_rows(r: &RunResults) -> Vec<[String; 11]> {
                     format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
                 }),
                 num(p.map(|p| p.gbps), 0),
-                num(p.and_then(|p| p.pct_of_ceiling), 1),
+                pct_of_copy(p.and_then(|p| p.pct_of_ceiling)),
                 p.and_then(|p| p.speedup_vs_sync).map_or("-".into(), |x| {
                     let mark = if noise && v.name != "sync" { " ~" } else { "" };
                     format!("{x:.3}{mark}")
@@ -109,7 +118,7 @@ fn peer_row(p: &Peer, base: Option<&crate::bench::Timing>) -> [String; 11] {
             format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
         }),
         num(perf.map(|p| p.gbps), 0),
-        num(perf.and_then(|p| p.pct_of_ceiling), 1),
+        pct_of_copy(perf.and_then(|p| p.pct_of_ceiling)),
         perf.and_then(|p| p.speedup_vs_sync)
             .map_or("-".into(), |x| {
                 format!("{x:.3}{}", if noise { " ~" } else { "" })
@@ -167,8 +176,10 @@ pub fn evidence(r: &RunResults) -> String {
     render(&EVIDENCE_HEADER, &[], evidence_rows(r))
 }
 
-/// Variants and peers that did not pass, then timings taken while the clocks moved.
+/// Variants and peers that did not pass, those faster than the copy ceiling, then timings taken
+/// while the clocks moved.
 pub fn problems(r: &RunResults) -> Vec<String> {
+    let above = beyond_ceiling(r);
     let peers = r
         .peers
         .iter()
@@ -186,6 +197,7 @@ pub fn problems(r: &RunResults) -> Vec<String> {
         .filter(|v| v.status != Status::Passed)
         .map(line)
         .chain(peers)
+        .chain(above)
         .chain(clock_warnings(r))
         .collect()
 }
@@ -205,4 +217,28 @@ fn line(v: &VariantResult) -> String {
         v.name,
         v.detail.as_deref().unwrap_or("(no detail)")
     )
+}
+
+/// "ABOVE THE CEILING name: ..." for each variant or peer that moved its bytes faster than the copy
+/// ceiling of the same run: the ceiling is then no bound for it, and the table says so.
+fn beyond_ceiling(r: &RunResults) -> Vec<String> {
+    let Some(c) = &r.ceiling else {
+        return Vec::new();
+    };
+    let rows = r
+        .variants
+        .iter()
+        .filter(|v| v.control.is_none())
+        .map(|v| (v.name.as_str(), v.perf.as_ref()))
+        .chain(r.peers.iter().map(|p| (p.name.as_str(), p.perf.as_ref())));
+    rows.filter_map(|(name, p)| {
+        let p = p?;
+        (p.pct_of_ceiling? > 100.0).then(|| {
+            format!(
+                "ABOVE THE CEILING {name}: {:.0} GB/s, faster than the copy ceiling measured in this run ({:.0} GB/s by {}); that copy is no bound for it",
+                p.gbps, c.gbps, c.kernel
+            )
+        })
+    })
+    .collect()
 }

@@ -99,7 +99,7 @@ pub fn render(r: &RunResults) -> String {
         p { (w.formula) " - " (w.dtype) ", tokens " (w.view.tokens) ", hidden " (w.view.hidden) ", row stride " (w.view.row_stride)
             ", offset " (w.view.offset) ", tile " (w.tile_rows) " rows, seed " (w.seed) ", " (w.bytes_moved >> 20) " MiB moved per launch." }
         @if let Some(c) = &r.ceiling {
-            p { "Copy ceiling measured in this run (cuMemcpyDtoD of " (c.bytes_copied >> 20) " MiB, read + write): " (format!("{:.0}", c.gbps)) " GB/s." }
+            p { "Measured in this run: " (c.describe()) "." }
         }
         (clock_section(r))
         h2 { "Summary" }
