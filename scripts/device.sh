@@ -48,6 +48,16 @@ for s in "$@"; do
           ${PEER_VARIANTS:+--variants $PEER_VARIANTS} --out "$d/$name" > "$d/$name.log" 2>&1
         echo "$spec exit $?"; grep -vE "^\[" "$d/$name.log" | grep -E "^│ [a-z]|ceiling|ABOVE|peer\)|FAILED|ERROR" | cut -c1-220
       done ;;
+    direct-check)
+      # the direct variant through both row suites, side by side (checks do not time)
+      timeout 300 $bin check --variants sync,direct --out "$d/rmsnorm" > "$d/rmsnorm.log" 2>&1 &
+      timeout 300 $bin check --workload copy --variants sync,direct --out "$d/copy" > "$d/copy.log" 2>&1 &
+      wait
+      for w in rmsnorm copy; do echo "--- $w"; grep -E "^FAIL|passed, |direct.*(sass|occupancy)" "$d/$w.log" | cut -c1-250 | tail -12; done ;;
+    gemm-mca)
+      timeout 120 $bin run --workload gemm --dtype f32 --layout kn --m 4096 --n 4096 --k 4096 \
+        --variants sync,regprefetch,cpasync-cg16-s3,cpasync-cg16-s4-128x128x32-8w,mca-pipeline-a16-s3 --out "$d" > "$d/run.log" 2>&1
+      echo "exit $?"; grep -E "^gemm|^│ [a-zA-Z]|FAILED|ERROR" "$d/run.log" | cut -c1-220 ;;
     gemm-hopper)
       timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;

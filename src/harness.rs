@@ -124,7 +124,7 @@ impl Harness {
                 threads,
                 function: f,
                 dynamic_smem,
-                slot_footprint: variant.stages * cfg.slot_bytes(),
+                slot_footprint: dynamic_smem,
                 occupancy,
                 driver_blocks_per_sm,
             },
@@ -132,8 +132,14 @@ impl Harness {
         })
     }
 
-    /// A persistent grid: as many blocks as can be resident, never more than there are tiles.
+    /// The grid timing launches: persistent (as many blocks as can be resident, never more than
+    /// there are tiles), except for `direct`, which launches one block per tile as Triton's
+    /// kernels do: with no pipeline to keep filled, the block scheduler starting a fresh block the
+    /// moment a row finishes keeps more loads in flight than a block walking tiles in turn.
     pub fn persistent_grid(&self, p: &Prepared, ntiles: usize) -> u32 {
+        if p.variant.mechanism == crate::mechanism::Mechanism::Direct {
+            return (ntiles as u32).max(1);
+        }
         let resident = p.resources.driver_blocks_per_sm.max(1) * self.info().sm_count;
         resident.min(ntiles as u32).max(1)
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
 /// one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 12] = [
+pub const HEADERS: [(&str, &str); 13] = [
     ("common/ptx.cuh", include_str!("../kernels/common/ptx.cuh")),
     (
         "common/hooks.cuh",
@@ -45,6 +45,10 @@ pub const HEADERS: [(&str, &str); 12] = [
     (
         "pipeline/ring.cuh",
         include_str!("../kernels/pipeline/ring.cuh"),
+    ),
+    (
+        "pipeline/direct.cuh",
+        include_str!("../kernels/pipeline/direct.cuh"),
     ),
     ("gemm/simt.cuh", include_str!("../kernels/gemm/simt.cuh")),
     ("gemm/mma.cuh", include_str!("../kernels/gemm/mma.cuh")),

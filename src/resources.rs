@@ -121,8 +121,8 @@ pub struct Resources {
     pub threads: u32,
     pub function: FunctionResources,
     pub dynamic_smem: u32,
-    /// stages x slot bytes: what the pipeline's slots should take; equals dynamic_smem by
-    /// construction and is compared with the driver's static + dynamic report.
+    /// slots x slot bytes (none for direct): what the pipeline's slots should take; equals
+    /// dynamic_smem by construction and is compared with the driver's static + dynamic report.
     pub slot_footprint: u32,
     pub occupancy: Occupancy,
     /// Blocks per SM from the driver's occupancy calculator, for the cross-check.

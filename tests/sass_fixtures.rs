@@ -1,5 +1,6 @@
 //! The SASS parser, census and attestation on listings recorded on the H200 (nvdisasm of CUDA 13.0
-//! on NVRTC 13.0 cubins, tests/fixtures/sass/TOOLS), including claims that must not attest.
+//! on NVRTC 13.0 cubins, tests/fixtures/sass/TOOLS; direct's without a GPU, by NVRTC and nvdisasm
+//! 13.5 with `tilepipe sass direct --arch sm_90`), including claims that must not attest.
 
 use tilepipe::sass::protocol::init_published;
 use tilepipe::sass::{
@@ -101,6 +102,69 @@ fn a_cp_async_claim_against_plain_loads_does_not_attest() {
             );
         }
         other => panic!("attested cp.async on synchronous SASS: {other:?}"),
+    }
+}
+
+#[test]
+fn direct_loads_the_tile_into_registers_and_stores_none_of_it() {
+    let c = census("direct");
+    // the tile's two vectors per thread, read by each of the body's two passes, and gamma's two
+    assert_eq!(
+        c.forms("LDG"),
+        vec!["LDG.E.128 x4", "LDG.E.128.CONSTANT x2"]
+    );
+    // the only shared store is the row reduction's 4-byte partial
+    assert_eq!(c.forms("STS"), vec!["STS x1"]);
+    assert_eq!(
+        attest(Claim::Direct, &c),
+        Attestation::Attested {
+            evidence: "LDG.E.128 x4, LDG.E.128.CONSTANT x2, STS x1".into()
+        }
+    );
+    assert!(!attest(Claim::AnyAsync, &c).is_attested());
+}
+
+/// The Direct claim against `listing`: the mismatch's "emitted" text.
+fn direct_mismatch(listing: &str) -> String {
+    match attest(Claim::Direct, &Census::of(&kernel(listing))) {
+        Attestation::Mismatch { claimed, emitted } => {
+            assert!(claimed.contains("no STS.128"), "{claimed}");
+            emitted
+        }
+        other => panic!("attested direct loads: {other:?}"),
+    }
+}
+
+#[test]
+fn a_staged_tile_fails_the_direct_claim() {
+    // staged through registers (LDG + STS.128), by cp.async (LDGSTS), by TMA (UTMALDG)
+    for (name, found) in [
+        ("sync", "STS.128 x4"),
+        ("cpasync-cg16-s2", "LDGSTS.E.BYPASS.128 x8"),
+        ("tma-s3", "UTMALDG.3D"),
+    ] {
+        let emitted = direct_mismatch(&listing(name));
+        assert!(emitted.contains(found), "{name}: {emitted}");
+    }
+    // direct's own listing with a tile store, a cp.async, or the tile read through a generic
+    // pointer (gamma's LDG.E.128.CONSTANT alone must not attest it) planted in it
+    let direct = listing("direct");
+    for (from, to, found) in [
+        (
+            "@!P1 STS [R8], R13 ;",
+            "@!P1 STS.128 [R8], R12 ;",
+            "STS.128 x1",
+        ),
+        (
+            "@!P1 LDG.E.128 R8, desc[UR12][R32.64] ;",
+            "@!P1 LDGSTS.E.BYPASS.128 [R8], desc[UR12][R32.64] ;",
+            "LDGSTS.E.BYPASS.128 x1",
+        ),
+        ("LDG.E.128 R", "LD.E.128 R", "LD.E.128 x4"),
+    ] {
+        assert!(direct.contains(from), "{from}");
+        let emitted = direct_mismatch(&direct.replace(from, to));
+        assert!(emitted.contains(found), "{to}: {emitted}");
     }
 }
 

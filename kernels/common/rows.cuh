@@ -76,6 +76,11 @@ struct RowTiles {
         return {reinterpret_cast<const char*>(tile_src(t)), p.row_stride * ESIZE, tile_rows(t)};
     }
 
+    // Step k's tile in X itself, which direct's compute body reads in place of a slot.
+    __device__ __forceinline__ const unsigned char* direct_slot(int k) const {
+        return reinterpret_cast<const unsigned char*>(tile_src(tile(k)));
+    }
+
     __device__ __forceinline__ u32 tma_bytes() const { return TILE_ROWS * ROW_BYTES; }
     __device__ __forceinline__ void tma_prefetch() const { tma_prefetch_descriptor(p.tensor_map); }
     __device__ __forceinline__ void tma_load(void* slot, int k, u64* bar) const {

@@ -8,6 +8,9 @@
 //   ZERO_FILL                           true if unit_src(u) may be nullptr: a unit past the data's edge,
 //                                       landing as zeros (cp.async reads nothing for it, naming zero_src())
 //   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
+//   direct_slot(k)                      (direct) step k's tile in global memory, read by the compute
+//                                       body in place of a slot: a build needs TILE_ROWS == 1, since a
+//                                       slot is read as dense rows and X's rows are strided
 //   consume(slot, k, ctid, between)     the compute body on step k's slot, by every consumer thread;
 //                                       `between` runs where a refill would break it (early-release control)
 //   begin()                             (mbarrier ring) before the first step, by every consumer thread
@@ -30,6 +33,7 @@
 #define MECH_MCA_BARRIER 4
 #define MECH_BULK 5
 #define MECH_TMA 6
+#define MECH_DIRECT 7
 
 #ifndef WS
 #define WS 0
@@ -109,6 +113,8 @@ struct Nothing {
 #include "pipeline/memcpy_async.cuh"
 #elif MECH == MECH_BULK || MECH == MECH_TMA
 #include "pipeline/ring.cuh"
+#elif MECH == MECH_DIRECT
+#include "pipeline/direct.cuh"
 #endif
 
 // The block's whole walk: the selected pipeline, or for the compute-only probe its stand-in.

@@ -29,6 +29,8 @@ pub enum Mechanism {
     MemcpyAsyncBarrier,
     Bulk,
     Tma,
+    /// No staging: the compute body loads its tile straight from global memory into registers.
+    Direct,
 }
 
 impl Mechanism {
@@ -42,13 +44,14 @@ impl Mechanism {
             Mechanism::MemcpyAsyncBarrier => 4,
             Mechanism::Bulk => 5,
             Mechanism::Tma => 6,
+            Mechanism::Direct => 7,
         }
     }
 
     /// Lowest compute capability (as 10 x major + minor) the mechanism exists on.
     pub fn min_sm(self) -> u32 {
         match self {
-            Mechanism::Sync | Mechanism::Regprefetch => 70,
+            Mechanism::Sync | Mechanism::Regprefetch | Mechanism::Direct => 70,
             Mechanism::Cpasync | Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
                 80
             }
@@ -65,6 +68,7 @@ impl Mechanism {
             Mechanism::MemcpyAsyncBarrier => "memcpy_async+barrier",
             Mechanism::Bulk => "bulk",
             Mechanism::Tma => "tma",
+            Mechanism::Direct => "direct",
         }
     }
 
@@ -187,4 +191,8 @@ pub enum Claim {
     TensorCopy,
     /// A high-level API (cuda::memcpy_async): any asynchronous copy; which one is reported as found.
     AnyAsync,
+    /// No staging: 16-byte global loads (LDG) and none through a generic pointer (LD), no
+    /// asynchronous copy and no 16-byte shared store (STS.128, a tile's; the compute body's own
+    /// 4-byte reduction partials may remain).
+    Direct,
 }

@@ -49,6 +49,10 @@ pub fn describe(claim: Claim) -> String {
         Claim::BulkCopy => "cp.async.bulk (UBLKCP)".into(),
         Claim::TensorCopy => "cp.async.bulk.tensor (UTMALDG)".into(),
         Claim::AnyAsync => "an asynchronous copy (LDGSTS, UBLKCP or UTMALDG)".into(),
+        Claim::Direct => {
+            "direct loads (LDG.128 into registers; no async copy, no generic LD.128, no STS.128)"
+                .into()
+        }
     }
 }
 
@@ -60,15 +64,25 @@ pub fn attest(claim: Claim, c: &Census) -> Attestation {
         Claim::BulkCopy => c.count("UBLKCP") > 0,
         Claim::TensorCopy => c.count("UTMALDG") > 0,
         Claim::AnyAsync => asynchronous > 0,
+        // the tile's 16-byte vectors: loaded from global (a generic LD would be the tile read
+        // through a pointer not known to be global), never stored to shared memory
+        Claim::Direct => {
+            asynchronous == 0
+                && c.of_width("LDG", 16) > 0
+                && c.of_width("LD", 16) == 0
+                && c.of_width("STS", 16) == 0
+        }
+    };
+    let found = match claim {
+        Claim::Direct => c.direct_summary(),
+        _ => c.movement_summary(),
     };
     if ok {
-        Attestation::Attested {
-            evidence: c.movement_summary(),
-        }
+        Attestation::Attested { evidence: found }
     } else {
         Attestation::Mismatch {
             claimed: describe(claim),
-            emitted: c.movement_summary(),
+            emitted: found,
         }
     }
 }

@@ -81,6 +81,15 @@ impl Census {
             .sum()
     }
 
+    /// Instructions with base `b` that move `bytes` each.
+    pub fn of_width(&self, b: &str, bytes: u32) -> u32 {
+        self.opcodes
+            .iter()
+            .filter(|(k, _)| base(k) == b && access_width(k) == bytes)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
     /// Widths of global loads, e.g. [16, 2].
     pub fn ldg_widths(&self) -> Vec<u32> {
         let mut w: Vec<u32> = self
@@ -138,6 +147,19 @@ impl Census {
         {
             let ldg: Vec<String> = self.ldg_widths().iter().map(|w| format!("{w} B")).collect();
             parts.push(format!("synchronous LDG ({}) + STS", ldg.join(", ")));
+        }
+        parts.join(", ")
+    }
+
+    /// The loads and shared stores a direct claim is read from, e.g. "LDG.E.128 x4, STS x2"
+    /// (asynchronous copies and generic loads first, where there are any).
+    pub fn direct_summary(&self) -> String {
+        let mut parts = Vec::new();
+        for b in ["UTMALDG", "UBLKCP", "LDGSTS", "LD", "LDG", "STS"] {
+            parts.extend(self.forms(b));
+        }
+        if self.count("STS") == 0 {
+            parts.push("no STS".into());
         }
         parts.join(", ")
     }

@@ -16,7 +16,8 @@ pub struct Variant {
     pub mechanism: Mechanism,
     pub stages: u32,
     /// Bytes per copy instruction for per-thread copies (sync, regprefetch, cp.async,
-    /// memcpy_async); bulk and TMA copy a row or a whole tile per instruction.
+    /// memcpy_async) and per load for direct; bulk and TMA copy a row or a whole tile per
+    /// instruction.
     pub copy_bytes: u32,
     /// cp.async.cg (L2 only) rather than .ca.
     pub bypass_l1: bool,
@@ -55,15 +56,16 @@ impl Variant {
         }
     }
 
-    /// The build configuration of this variant within a run configured as `cfg`.
+    /// The build configuration of this variant within a run configured as `cfg`. Direct reads
+    /// its tile in place and the compute body reads a tile as dense rows, so its tiles are one
+    /// row (then any row stride is dense).
     pub fn config(&self, cfg: &BuildConfig) -> BuildConfig {
-        match self.tile_kib {
-            Some(kib) => BuildConfig {
-                tile_rows: BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
-                ..*cfg
-            },
-            None => *cfg,
-        }
+        let tile_rows = match (self.mechanism, self.tile_kib) {
+            (Mechanism::Direct, _) => 1,
+            (_, Some(kib)) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
+            (_, None) => cfg.tile_rows,
+        };
+        BuildConfig { tile_rows, ..*cfg }
     }
 
     pub fn cpasync(stages: u32, bytes: u32) -> Variant {
@@ -118,6 +120,7 @@ impl Variant {
         match mechanism {
             Mechanism::Sync => Variant::new("sync", mechanism, 1, 16),
             Mechanism::Regprefetch => Variant::new("regprefetch", mechanism, 2, 16),
+            Mechanism::Direct => Variant::new("direct", mechanism, 1, 16),
             Mechanism::Cpasync => Variant::cpasync(stages, 16),
             Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
                 Variant::mca(mechanism, McaForm::Aligned16, stages)
@@ -132,6 +135,7 @@ impl Variant {
         vec![
             Variant::new("sync", Sync, 1, 16),
             Variant::new("regprefetch", Regprefetch, 2, 16),
+            Variant::new("direct", Direct, 1, 16),
             Variant::cpasync(2, 16),
             Variant::cpasync(3, 16),
             Variant::cpasync(4, 16),
@@ -155,7 +159,8 @@ impl Variant {
         ]
     }
 
-    /// Deliberately broken variants; never timed or ranked.
+    /// Deliberately broken variants; never timed or ranked. Direct has none: it has no
+    /// completion protocol of its own (no slot, no wait) for a control to break.
     pub fn controls() -> Vec<Variant> {
         use Control::*;
         let cp = Variant::cpasync(2, 16);
@@ -244,7 +249,15 @@ impl Variant {
     }
 
     pub fn dynamic_smem(&self, cfg: &BuildConfig) -> u32 {
-        self.stages * cfg.slot_bytes()
+        self.slots() * cfg.slot_bytes()
+    }
+
+    /// Slots in shared memory: one per stage, none where the tile is read in place.
+    fn slots(&self) -> u32 {
+        match self.mechanism {
+            Mechanism::Direct => 0,
+            _ => self.stages,
+        }
     }
 
     /// Bytes one copy instruction moves for this configuration.
@@ -270,6 +283,7 @@ impl Variant {
             Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => Claim::AnyAsync,
             Mechanism::Bulk => Claim::BulkCopy,
             Mechanism::Tma => Claim::TensorCopy,
+            Mechanism::Direct => Claim::Direct,
         }
     }
 
@@ -292,6 +306,7 @@ impl Variant {
             Mechanism::MemcpyAsyncBarrier => format!(
                 "cuda::barrier per slot ({s}): arrive_and_wait (all arrivals + copy completion); bar.sync before refill"
             ),
+            Mechanism::Direct => "no staging: each thread loads its vectors of the tile straight into registers; the compute body's own barrier orders the row reduction".into(),
             Mechanism::Bulk | Mechanism::Tma => format!(
                 "mbarrier full[s]: expect_tx + complete_tx, consumers wait parity (k/{s})&1; empty[s]: arrive count {} (one per consumer warp), {} waits parity before refill",
                 cfg.consumers / 32,
@@ -325,7 +340,7 @@ impl Variant {
                 m.min_sm()
             ));
         }
-        let smem = self.stages * slot_bytes;
+        let smem = self.slots() * slot_bytes;
         (smem > smem_optin).then(|| {
             format!(
                 "{} stages x {slot_bytes} B slots = {smem} B of shared memory exceeds the {smem_optin} B a block may use",
@@ -365,124 +380,4 @@ impl Variant {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::dtype::DType;
-
-    fn cfg() -> BuildConfig {
-        BuildConfig::new(DType::Bf16, 4096, None)
-    }
-
-    /// A known hazard (a per-stage destination not aligned for its copy) ruled out by
-    /// construction: every slot starts 128-byte aligned (TMA boxes need 128 B, bulk and cp.async
-    /// 16 B), and rows inside a slot, where bulk copies and 16-byte vectors land, stay 16-byte
-    /// aligned, for every variant at every hidden size a row of whole 16-byte vectors allows.
-    #[test]
-    fn every_stage_destination_is_aligned_for_its_copy() {
-        for v in Variant::catalogue().iter().chain(&Variant::controls()) {
-            for dt in DType::ALL {
-                let vec = 16 / dt.size();
-                for hidden in (vec..=8192).step_by(vec) {
-                    for tile_rows in 1..=8 {
-                        let cfg = v.config(&BuildConfig::new(dt, hidden, Some(tile_rows)));
-                        let slot = cfg.slot_bytes();
-                        assert!(slot >= cfg.tile_rows as u32 * cfg.row_bytes());
-                        assert_eq!(v.dynamic_smem(&cfg), v.stages * slot);
-                        for s in 0..v.stages {
-                            assert_eq!((s * slot) % 128, 0, "{} {dt} {hidden} stage {s}", v.name);
-                        }
-                        assert_eq!(cfg.row_bytes() % 16, 0);
-                        assert_eq!(cfg.row_bytes() % v.copy_bytes.max(1), 0, "{}", v.name);
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_variant_with_its_own_tile_size_overrides_the_runs() {
-        let big = Variant::catalogue()
-            .into_iter()
-            .find(|v| v.name == "tma-ws-s3-64k")
-            .expect("the 64 KiB TMA variant is catalogued");
-        assert_eq!(big.config(&cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
-        assert_eq!(big.dynamic_smem(&big.config(&cfg())), 3 * 65536);
-        let f32_wide = BuildConfig::new(DType::F32, 16384, None);
-        assert_eq!(
-            big.config(&f32_wide).tile_rows,
-            1,
-            "a row above 64 KiB: one row"
-        );
-        let plain = Variant::with_stages(Mechanism::Tma, 3, true);
-        assert_eq!(plain.config(&cfg()), cfg());
-    }
-
-    #[test]
-    fn catalogue_names_are_unique_and_baseline_first() {
-        let mut all = Variant::catalogue();
-        assert!(all[0].is_baseline());
-        all.extend(Variant::controls());
-        let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
-        names.sort();
-        let n = names.len();
-        names.dedup();
-        assert_eq!(n, names.len());
-        assert!(Variant::controls().iter().all(Variant::is_control));
-    }
-
-    #[test]
-    fn default_tiles_are_about_16k() {
-        assert_eq!(cfg().tile_rows, 2);
-        assert_eq!(BuildConfig::default_tile_rows(4096, DType::F32), 1);
-        assert_eq!(BuildConfig::default_tile_rows(64, DType::F32), 8);
-        assert_eq!(cfg().slot_bytes(), 16384);
-    }
-
-    #[test]
-    fn requirements_name_what_is_wrong() {
-        let c = cfg();
-        let cp = Variant::cpasync(2, 16);
-        assert_eq!(cp.unsupported_on(90, 232448, &c), None);
-        let why = cp.unsupported_on(75, 232448, &c).unwrap();
-        assert!(why.contains("needs sm_80"), "{why}");
-        let tma = Variant::ring(Mechanism::Tma, 4, false);
-        assert!(
-            tma.unsupported_on(86, 232448, &c)
-                .unwrap()
-                .contains("sm_90")
-        );
-        let why = tma.unsupported_on(90, 32768, &c).unwrap();
-        assert!(why.contains("exceeds"), "{why}");
-    }
-
-    #[test]
-    fn select_by_prefix_and_reject_unknown() {
-        let v = Variant::select(Variant::catalogue(), Some("sync,cpasync-cg")).unwrap();
-        let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "sync",
-                "cpasync-cg16-s2",
-                "cpasync-cg16-s3",
-                "cpasync-cg16-s4"
-            ]
-        );
-        let e = Variant::select(Variant::catalogue(), Some("warp-magic"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("warp-magic") && e.contains("allowed"), "{e}");
-    }
-
-    #[test]
-    fn defines_select_the_mechanism() {
-        let d = Variant::controls()[0].defines(&cfg());
-        assert!(d.contains(&"-DMECH=2".to_string()));
-        assert!(d.contains(&"-DCONTROL=1".to_string()));
-        assert!(d.contains(&"-DCP_CG=1".to_string()));
-        let tma = Variant::ring(Mechanism::Tma, 3, true).defines(&cfg());
-        assert!(
-            tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string())
-        );
-    }
-}
+mod tests;

@@ -159,7 +159,8 @@ pub fn fit(v: &Variant, views: &[View], cfg: &BuildConfig) -> Variant {
 pub fn can_implement(v: &Variant, view: &View, cfg: &BuildConfig) -> Result<(), String> {
     let es = cfg.dtype.size();
     let align = match v.mechanism {
-        Mechanism::Bulk | Mechanism::Tma => 16,
+        // direct reads the rows in place as 16-byte vectors
+        Mechanism::Bulk | Mechanism::Tma | Mechanism::Direct => 16,
         Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
             v.bytes_per_copy(cfg) as usize
         }
@@ -371,6 +372,12 @@ mod tests {
         let tma = Variant::ring(Mechanism::Tma, 2, false);
         let why = can_implement(&tma, &odd, &c).unwrap_err();
         assert!(why.contains("aligned"), "{why}");
+        // direct reads 16-byte vectors in place: any 16-byte aligned stride, never narrowed
+        let direct = Variant::with_stages(Mechanism::Direct, 1, false);
+        assert_eq!(can_implement(&direct, &ok, &c), Ok(()));
+        let why = can_implement(&direct, &odd, &c).unwrap_err();
+        assert!(why.contains("16-byte aligned"), "{why}");
+        assert_eq!(fit(&direct, &[odd], &c), direct);
         let dense = View::new(100, 4096, None, 0, None, DType::Bf16).unwrap();
         let ctl = Variant::controls()
             .into_iter()

@@ -378,6 +378,8 @@ mod tests {
             let mut all = GemmVariant::catalogue(dt);
             assert!(all[0].is_baseline());
             all.extend(GemmVariant::controls(dt));
+            // direct reads row tiles in place; a GEMM step stages slices of A and B
+            assert!(all.iter().all(|v| v.pipe.mechanism != Mechanism::Direct));
             let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
             let n = names.len();
             names.sort();

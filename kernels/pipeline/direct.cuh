@@ -1,0 +1,26 @@
+// No staging (Triton's RMSNorm): the compute body loads step k's tile straight from global memory
+// into registers. Nothing of the tile is stored to shared memory and the loop has no barrier of
+// its own: the compute body's barrier orders its row reduction, whose partials are double-buffered
+// by step parity, so nothing is shared from one step to the next.
+#pragma once
+
+// The compute body indexes a slot as dense rows and a tile of X is strided: one row is both.
+static_assert(TILE_ROWS == 1, "direct reads its tile in place, so a tile is one row");
+// The compute-only probe stages one tile in a slot, and direct has no slot.
+static_assert(ONLY != 2, "direct has no compute-only probe");
+
+// The copy is the compute body's own loads, so a step is issued and ready at once.
+template <class W>
+__device__ __forceinline__ void run_pipeline(W& w) {
+    const int tid = threadIdx.x, n = w.steps();
+    const bool rec = tid == 0;
+    const Ctl& c = w.ctl();
+    for (int k = 0; k < n; ++k) {
+        trace(c, k, EV_ISSUE, rec);
+        trace(c, k, EV_READY, rec);
+        trace(c, k, EV_COMPUTE_BEGIN, rec);
+        w.consume(w.direct_slot(k), k, tid, Nothing());
+        trace(c, k, EV_COMPUTE_END, rec);
+        trace(c, k, EV_RELEASE, rec);
+    }
+}

@@ -1,0 +1,148 @@
+//! The catalogue, its build configurations, requirements and -D selections.
+
+use super::*;
+use crate::dtype::DType;
+
+fn cfg() -> BuildConfig {
+    BuildConfig::new(DType::Bf16, 4096, None)
+}
+
+/// A known hazard (a per-stage destination not aligned for its copy) ruled out by
+/// construction: every slot starts 128-byte aligned (TMA boxes need 128 B, bulk and cp.async
+/// 16 B), and rows inside a slot, where bulk copies and 16-byte vectors land, stay 16-byte
+/// aligned, for every variant at every hidden size a row of whole 16-byte vectors allows.
+#[test]
+fn every_stage_destination_is_aligned_for_its_copy() {
+    for v in Variant::catalogue().iter().chain(&Variant::controls()) {
+        for dt in DType::ALL {
+            let vec = 16 / dt.size();
+            for hidden in (vec..=8192).step_by(vec) {
+                for tile_rows in 1..=8 {
+                    let cfg = v.config(&BuildConfig::new(dt, hidden, Some(tile_rows)));
+                    let slot = cfg.slot_bytes();
+                    assert!(slot >= cfg.tile_rows as u32 * cfg.row_bytes());
+                    assert_eq!(v.dynamic_smem(&cfg), v.slots() * slot);
+                    for s in 0..v.stages {
+                        assert_eq!((s * slot) % 128, 0, "{} {dt} {hidden} stage {s}", v.name);
+                    }
+                    assert_eq!(cfg.row_bytes() % 16, 0);
+                    assert_eq!(cfg.row_bytes() % v.copy_bytes.max(1), 0, "{}", v.name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_variant_with_its_own_tile_size_overrides_the_runs() {
+    let big = Variant::catalogue()
+        .into_iter()
+        .find(|v| v.name == "tma-ws-s3-64k")
+        .expect("the 64 KiB TMA variant is catalogued");
+    assert_eq!(big.config(&cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
+    assert_eq!(big.dynamic_smem(&big.config(&cfg())), 3 * 65536);
+    let f32_wide = BuildConfig::new(DType::F32, 16384, None);
+    assert_eq!(
+        big.config(&f32_wide).tile_rows,
+        1,
+        "a row above 64 KiB: one row"
+    );
+    let plain = Variant::with_stages(Mechanism::Tma, 3, true);
+    assert_eq!(plain.config(&cfg()), cfg());
+}
+
+#[test]
+fn direct_reads_one_row_tiles_in_place() {
+    let all = Variant::catalogue();
+    let i = all.iter().position(|v| v.name == "direct").unwrap();
+    assert_eq!(all[i - 1].name, "regprefetch");
+    let d = &all[i];
+    assert_eq!(d, &Variant::with_stages(Mechanism::Direct, 3, true));
+    assert_eq!(d.claim(), Claim::Direct);
+    assert!(!d.is_baseline() && !d.mechanism.uses_mbarrier_ring());
+    // one-row tiles whatever the run's height, and no slot in shared memory
+    let c = d.config(&cfg());
+    assert_eq!(
+        c,
+        BuildConfig {
+            tile_rows: 1,
+            ..cfg()
+        }
+    );
+    assert_eq!(d.dynamic_smem(&c), 0);
+    assert_eq!(d.unsupported_on(70, 0, &c), None);
+    assert!(d.defines(&c).contains(&"-DMECH=7".to_string()));
+    assert!(d.completion(&c).starts_with("no staging"));
+    assert!(
+        Variant::controls()
+            .iter()
+            .all(|v| v.mechanism != d.mechanism)
+    );
+}
+
+#[test]
+fn catalogue_names_are_unique_and_baseline_first() {
+    let mut all = Variant::catalogue();
+    assert!(all[0].is_baseline());
+    all.extend(Variant::controls());
+    let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+    names.sort();
+    let n = names.len();
+    names.dedup();
+    assert_eq!(n, names.len());
+    assert!(Variant::controls().iter().all(Variant::is_control));
+}
+
+#[test]
+fn default_tiles_are_about_16k() {
+    assert_eq!(cfg().tile_rows, 2);
+    assert_eq!(BuildConfig::default_tile_rows(4096, DType::F32), 1);
+    assert_eq!(BuildConfig::default_tile_rows(64, DType::F32), 8);
+    assert_eq!(cfg().slot_bytes(), 16384);
+}
+
+#[test]
+fn requirements_name_what_is_wrong() {
+    let c = cfg();
+    let cp = Variant::cpasync(2, 16);
+    assert_eq!(cp.unsupported_on(90, 232448, &c), None);
+    let why = cp.unsupported_on(75, 232448, &c).unwrap();
+    assert!(why.contains("needs sm_80"), "{why}");
+    let tma = Variant::ring(Mechanism::Tma, 4, false);
+    assert!(
+        tma.unsupported_on(86, 232448, &c)
+            .unwrap()
+            .contains("sm_90")
+    );
+    let why = tma.unsupported_on(90, 32768, &c).unwrap();
+    assert!(why.contains("exceeds"), "{why}");
+}
+
+#[test]
+fn select_by_prefix_and_reject_unknown() {
+    let v = Variant::select(Variant::catalogue(), Some("sync,cpasync-cg")).unwrap();
+    let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sync",
+            "cpasync-cg16-s2",
+            "cpasync-cg16-s3",
+            "cpasync-cg16-s4"
+        ]
+    );
+    let e = Variant::select(Variant::catalogue(), Some("warp-magic"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("warp-magic") && e.contains("allowed"), "{e}");
+}
+
+#[test]
+fn defines_select_the_mechanism() {
+    let d = Variant::controls()[0].defines(&cfg());
+    assert!(d.contains(&"-DMECH=2".to_string()));
+    assert!(d.contains(&"-DCONTROL=1".to_string()));
+    assert!(d.contains(&"-DCP_CG=1".to_string()));
+    let tma = Variant::ring(Mechanism::Tma, 3, true).defines(&cfg());
+    assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
+}
