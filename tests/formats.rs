@@ -39,6 +39,20 @@ fn run_as_markdown_is_two_github_tables_and_the_warnings() {
     assert!(!md.contains("traced variant"), "no timeline in this run");
 }
 
+/// One CSV line's fields, a quoted field (one holding commas) as one.
+fn fields(line: &str) -> Vec<String> {
+    let (mut out, mut cur, mut quoted) = (Vec::new(), String::new(), false);
+    for ch in line.chars() {
+        match ch {
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut cur)),
+            c => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
 #[test]
 fn run_as_csv_is_one_row_per_variant_at_full_precision() {
     let r = run();
@@ -46,9 +60,9 @@ fn run_as_csv_is_one_row_per_variant_at_full_precision() {
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), r.variants.len() + 1);
     assert!(lines[0].starts_with("variant,mechanism,stages,bytes_per_copy,"));
-    let header: Vec<&str> = lines[0].split(',').collect();
-    let sync: Vec<&str> = lines[1].split(',').collect();
-    let at = |name: &str| sync[header.iter().position(|h| *h == name).unwrap()];
+    let header = fields(lines[0]);
+    let sync = fields(lines[1]);
+    let at = |name: &str| sync[header.iter().position(|h| h == name).unwrap()].as_str();
     assert_eq!(at("variant"), "sync");
     let median = r.variants[0].timing.as_ref().unwrap().device.median;
     assert_eq!(at("device_median_ms"), median.to_string());

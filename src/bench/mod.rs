@@ -141,7 +141,9 @@ pub fn copy_ceiling(h: &Harness, bytes: usize, repeats: usize) -> Result<Ceiling
         &mut dst,
     )?;
     let k = h.utility(crate::kernels::PLAIN_COPY)?;
-    let grid = h.gpu.prepare(&k, 256, 0)?.max(1) * h.info().sm_count;
+    h.gpu.prepare(&k, 256, 0)?;
+    // one block per 16 KB chunk (kernels/plain_copy.cu)
+    let grid = (bytes / 16).div_ceil(4 * 256) as u32;
     let params = PlainCopyParams {
         src: h.gpu.ptr(&src),
         dst: h.gpu.ptr(&dst),

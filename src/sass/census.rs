@@ -92,10 +92,15 @@ impl Census {
 
     /// Widths of global loads, e.g. [16, 2].
     pub fn ldg_widths(&self) -> Vec<u32> {
+        self.widths("LDG")
+    }
+
+    /// Widths of the instructions with base `b`, e.g. [4, 16].
+    pub fn widths(&self, b: &str) -> Vec<u32> {
         let mut w: Vec<u32> = self
             .opcodes
             .keys()
-            .filter(|k| base(k) == "LDG")
+            .filter(|k| base(k) == b)
             .map(|k| access_width(k))
             .collect();
         w.sort_unstable();
@@ -145,8 +150,17 @@ impl Census {
         if parts.is_empty()
             || self.count("LDGSTS") + self.count("UBLKCP") + self.count("UTMALDG") == 0
         {
-            let ldg: Vec<String> = self.ldg_widths().iter().map(|w| format!("{w} B")).collect();
-            parts.push(format!("synchronous LDG ({}) + STS", ldg.join(", ")));
+            let list = |b: &str| {
+                let w: Vec<String> = self.widths(b).iter().map(|w| format!("{w} B")).collect();
+                w.join(", ")
+            };
+            // STS widths shown: a tile staged through shared memory stores at its copy width, a
+            // tile read in place (direct) leaves only the compute body's narrow partials
+            parts.push(format!(
+                "synchronous LDG ({}) + STS ({})",
+                list("LDG"),
+                list("STS")
+            ));
         }
         parts.join(", ")
     }
