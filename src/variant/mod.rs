@@ -10,11 +10,6 @@ mod config;
 pub use crate::mechanism::{Claim, Control, McaForm, Mechanism};
 pub use config::{BuildConfig, STRESS_BOTH};
 
-/// 16-byte vectors of a row each thread of a `direct` block loads: all of them are in flight at
-/// once, and four per thread kept an H200 at the copy ceiling in f32 (hidden 4096, 256 threads),
-/// where two per thread (bf16 on the same block) left it at 88 %.
-pub const DIRECT_VECTORS: usize = 4;
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
     pub name: String,
@@ -63,21 +58,14 @@ impl Variant {
 
     /// The build configuration of this variant within a run configured as `cfg`. Direct reads
     /// its tile in place and the compute body reads a tile as dense rows, so its tiles are one
-    /// row (then any row stride is dense); its loads are all its bytes in flight, so its block is
-    /// sized for `DIRECT_VECTORS` 16-byte vectors of the row per thread.
+    /// row (then any row stride is dense). Its block keeps the run's consumer count: the compute
+    /// body's reduction order follows it, and a block sized otherwise (four vectors per thread
+    /// for bf16 rows of 4096) rounded differently from `sync` and failed bit-for-bit validation.
     pub fn config(&self, cfg: &BuildConfig) -> BuildConfig {
-        if self.mechanism == Mechanism::Direct {
-            let vectors = (cfg.row_bytes() as usize).div_ceil(16);
-            let threads = vectors.div_ceil(DIRECT_VECTORS).next_multiple_of(32);
-            return BuildConfig {
-                tile_rows: 1,
-                consumers: threads.clamp(32, 1024) as u32,
-                ..*cfg
-            };
-        }
-        let tile_rows = match self.tile_kib {
-            Some(kib) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
-            None => cfg.tile_rows,
+        let tile_rows = match (self.mechanism, self.tile_kib) {
+            (Mechanism::Direct, _) => 1,
+            (_, Some(kib)) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
+            (_, None) => cfg.tile_rows,
         };
         BuildConfig { tile_rows, ..*cfg }
     }
