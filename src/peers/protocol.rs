@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
 
-/// The rows the script answers for, in its order.
+/// The rows that stand for the peers when the script gives no answer of its own (it answers for
+/// these, in this order, plus torch's fused `F.rms_norm` spelling under RMSNorm).
 pub const PEER_NAMES: [&str; 2] = ["torch eager", "torch.compile"];
 
 #[derive(Debug, Deserialize)]
