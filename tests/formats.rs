@@ -245,10 +245,20 @@ fn a_recorded_h200_run_with_torch_peers_shows_them_validated_or_failed() {
     let md = formats::run::markdown(&r);
     // the f32-math spellings validated and timed, the dtype-rounding one refused by the same bound
     assert!(md.contains("| torch eager | peer: torch 2.11.0+cu130 | - | - | passed |"));
-    assert!(md.contains("| torch.compile | peer: torch 2.11.0+cu130, triton 3.6.0 | - | - | passed |"));
-    assert!(md.contains("| torch eager, F.rms_norm | peer: torch 2.11.0+cu130 | - | - | FAILED | - |"));
+    assert!(
+        md.contains("| torch.compile | peer: torch 2.11.0+cu130, triton 3.6.0 | - | - | passed |")
+    );
+    assert!(
+        md.contains("| torch eager, F.rms_norm | peer: torch 2.11.0+cu130 | - | - | FAILED | - |")
+    );
     assert!(md.contains("- FAILED torch eager, F.rms_norm (peer): validation: "));
     let compiled = r.peers.iter().find(|p| p.name == "torch.compile").unwrap();
-    assert!(compiled.checked.as_deref().unwrap().contains("0 beyond tolerance"));
+    assert!(
+        compiled
+            .checked
+            .as_deref()
+            .unwrap()
+            .contains("0 beyond tolerance")
+    );
     assert!(compiled.timing.as_ref().unwrap().device_ms.len() >= 20);
 }
