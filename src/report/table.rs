@@ -1,8 +1,8 @@
 //! The run's two tables as rows of text, performance first (baseline first, speedups against it),
 //! then the evidence; drawn for the terminal here, as GitHub tables, CSV and HTML elsewhere.
 
-use super::peer::Peer;
-use super::{RunResults, Status, VariantResult};
+use super::{Perf, RunResults, Status, VariantResult};
+use crate::bench::Timing;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 fn table(header: &[&str]) -> Table {
@@ -62,67 +62,64 @@ fn pct_of_copy(pct: Option<f64>) -> String {
     }
 }
 
-/// One row per variant that is not a control, baseline first, then the peers; "~" marks a speedup within the
-/// spread of the two timings (noise).
+/// One row per variant that is not a control, baseline first, then the peers; "~" marks a
+/// speedup within the spread of the two timings (noise).
 pub fn performance_rows(r: &RunResults) -> Vec<[String; 11]> {
     let base = r.baseline().and_then(|b| b.timing.as_ref());
     r.variants
         .iter()
         .filter(|v| v.control.is_none())
         .map(|v| {
-            let tm = v.timing.as_ref();
-            let p = v.perf.as_ref();
-            // a difference inside either side's min..max range is noise, and said so
-            let noise =
-                matches!((tm, base), (Some(t), Some(b)) if t.device.indistinguishable(&b.device));
-            [
+            let head = [
                 v.name.clone(),
                 v.mechanism.name().to_string(),
                 v.stages.to_string(),
                 v.bytes_per_copy.to_string(),
                 v.status.label().to_string(),
-                num(tm.map(|t| t.device.median * 1e3), 1),
-                tm.map_or("-".into(), |t| {
-                    format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
-                }),
-                num(p.map(|p| p.gbps), 0),
-                pct_of_copy(p.and_then(|p| p.pct_of_ceiling)),
-                p.and_then(|p| p.speedup_vs_sync).map_or("-".into(), |x| {
-                    let mark = if noise && v.name != "sync" { " ~" } else { "" };
-                    format!("{x:.3}{mark}")
-                }),
-                num(tm.map(|t| t.host_submit.median), 1),
-            ]
+            ];
+            let base = base.filter(|_| v.name != "sync");
+            joined(head, timed_cells(v.timing.as_ref(), v.perf.as_ref(), base))
         })
-        .chain(r.peers.iter().map(|p| peer_row(p, base)))
+        .chain(r.peers.iter().map(|p| {
+            // a peer names its tool and version where a variant names its mechanism
+            let head = [
+                p.name.clone(),
+                format!(
+                    "peer: {}",
+                    p.version.as_deref().unwrap_or("version unknown")
+                ),
+                "-".into(),
+                "-".into(),
+                p.status.label().to_string(),
+            ];
+            joined(head, timed_cells(p.timing.as_ref(), p.perf.as_ref(), base))
+        }))
         .collect()
 }
 
-/// A peer's row in the performance table: its tool and version where a variant names its
-/// mechanism; no stages or copy width.
-fn peer_row(p: &Peer, base: Option<&crate::bench::Timing>) -> [String; 11] {
-    let tm = p.timing.as_ref();
-    let perf = p.perf.as_ref();
+/// A row: what was timed, then its timing columns.
+fn joined(head: [String; 5], timed: [String; 6]) -> [String; 11] {
+    let mut row: [String; 11] = Default::default();
+    for (cell, v) in row.iter_mut().zip(head.into_iter().chain(timed)) {
+        *cell = v;
+    }
+    row
+}
+
+/// The timing columns of one row: median, min..max, GB/s, % of copy, vs sync (marked "~" when
+/// inside either side's min..max range of `base`), host submit.
+fn timed_cells(tm: Option<&Timing>, p: Option<&Perf>, base: Option<&Timing>) -> [String; 6] {
     let noise = matches!((tm, base), (Some(t), Some(b)) if t.device.indistinguishable(&b.device));
     [
-        p.name.clone(),
-        format!(
-            "peer: {}",
-            p.version.as_deref().unwrap_or("version unknown")
-        ),
-        "-".into(),
-        "-".into(),
-        p.status.label().to_string(),
         num(tm.map(|t| t.device.median * 1e3), 1),
         tm.map_or("-".into(), |t| {
             format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
         }),
-        num(perf.map(|p| p.gbps), 0),
-        pct_of_copy(perf.and_then(|p| p.pct_of_ceiling)),
-        perf.and_then(|p| p.speedup_vs_sync)
-            .map_or("-".into(), |x| {
-                format!("{x:.3}{}", if noise { " ~" } else { "" })
-            }),
+        num(p.map(|p| p.gbps), 0),
+        pct_of_copy(p.and_then(|p| p.pct_of_ceiling)),
+        p.and_then(|p| p.speedup_vs_sync).map_or("-".into(), |x| {
+            format!("{x:.3}{}", if noise { " ~" } else { "" })
+        }),
         num(tm.map(|t| t.host_submit.median), 1),
     ]
 }

@@ -1,11 +1,12 @@
 //! A run's results as a GitHub comment (markdown), one CSV row per variant, or results.json.
 
 use super::{csv_doc, md_table, opt};
-use crate::report::RunResults;
+use crate::bench::Timing;
 use crate::report::table::{
     EVIDENCE_HEADER, PERFORMANCE_HEADER, PERFORMANCE_RIGHT, evidence_rows, performance_rows,
     problems,
 };
+use crate::report::{Perf, RunResults};
 
 /// The problem and its device in one line, the two tables, the timelines, then the problems and
 /// notes as a list.
@@ -111,7 +112,7 @@ pub fn csv(r: &RunResults) -> String {
         let p = v.perf.as_ref();
         let res = v.resources.as_ref();
         let sass = v.sass.as_ref();
-        vec![
+        let mut row = vec![
             v.name.clone(),
             v.mechanism.name().into(),
             v.stages.to_string(),
@@ -119,14 +120,9 @@ pub fn csv(r: &RunResults) -> String {
             v.warp_specialized.to_string(),
             v.status.label().into(),
             v.detail.clone().unwrap_or_default(),
-            opt(t.map(|t| t.device.median)),
-            opt(t.map(|t| t.device.min)),
-            opt(t.map(|t| t.device.max)),
-            opt(t.map(|t| t.device.rel_stdev)),
-            opt(t.map(|t| t.host_submit.median)),
-            opt(p.map(|p| p.gbps)),
-            opt(p.and_then(|p| p.pct_of_ceiling)),
-            opt(p.and_then(|p| p.speedup_vs_sync)),
+        ];
+        row.extend(timing_fields(t, p));
+        row.extend([
             opt(res.map(|r| r.function.registers)),
             opt(res.map(|r| r.function.static_smem)),
             opt(res.map(|r| r.dynamic_smem)),
@@ -140,7 +136,8 @@ pub fn csv(r: &RunResults) -> String {
             opt(sass.map(|s| s.attestation.label())),
             v.completion.clone(),
             opt(t.and_then(|t| t.clocks.as_ref()?.warning.clone())),
-        ]
+        ]);
+        row
     });
     // peers: the same timing columns; their tool and version where a variant names its mechanism,
     // how they were asked to compute where a variant names its completion protocol
@@ -155,21 +152,29 @@ pub fn csv(r: &RunResults) -> String {
             String::new(),
             p.status.label().into(),
             p.detail.clone().unwrap_or_default(),
-            opt(t.map(|t| t.device.median)),
-            opt(t.map(|t| t.device.min)),
-            opt(t.map(|t| t.device.max)),
-            opt(t.map(|t| t.device.rel_stdev)),
-            opt(t.map(|t| t.host_submit.median)),
-            opt(perf.map(|p| p.gbps)),
-            opt(perf.and_then(|p| p.pct_of_ceiling)),
-            opt(perf.and_then(|p| p.speedup_vs_sync)),
         ];
+        row.extend(timing_fields(t, perf));
         row.extend(std::iter::repeat_n(String::new(), 9));
         row.push(p.math.clone());
         row.push(String::new());
         row
     });
     csv_doc(&header, rows.chain(peers))
+}
+
+/// The CSV's timing fields: device median, min, max, relative spread, host submit median,
+/// GB/s, % of the ceiling, speedup against `sync`.
+fn timing_fields(t: Option<&Timing>, p: Option<&Perf>) -> [String; 8] {
+    [
+        opt(t.map(|t| t.device.median)),
+        opt(t.map(|t| t.device.min)),
+        opt(t.map(|t| t.device.max)),
+        opt(t.map(|t| t.device.rel_stdev)),
+        opt(t.map(|t| t.host_submit.median)),
+        opt(p.map(|p| p.gbps)),
+        opt(p.and_then(|p| p.pct_of_ceiling)),
+        opt(p.and_then(|p| p.speedup_vs_sync)),
+    ]
 }
 
 /// results.json, as `run --out` writes it.
