@@ -17,7 +17,7 @@ for s in "$@"; do
       nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$d/info.log"
       $bin --version ;;
     fixtures)
-      for v in sync cpasync-cg16-s2 cpasync-ca4-s2 cpasync-ca8-s2 mca-pipeline-a16-s2 mca-pipeline-elem-s2 mca-barrier-a16-s2 mca-barrier-elem-s2 bulk-s2 tma-s3; do
+      for v in sync direct cpasync-cg16-s2 cpasync-ca4-s2 cpasync-ca8-s2 mca-pipeline-a16-s2 mca-pipeline-elem-s2 mca-barrier-a16-s2 mca-barrier-elem-s2 bulk-s2 tma-s3; do
         $bin sass "$v" --dtype bf16 --listing "$d/$v.bf16.sass" > "$d/$v.txt" 2>&1 || echo "sass $v failed"
       done
       cuobjdump --version | tail -1 > "$d/TOOLS"; nvdisasm --version | tail -1 >> "$d/TOOLS" ;;
