@@ -109,10 +109,12 @@ for s in "$@"; do
       timeout 200 $bin check --variants sync,cpasync-cg16-s2,bulk,tma-s3,ctl-cpasync --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|^ok   (control|stress)|passed, " "$d/check.log" | cut -c1-260 | tail -60 ;;
     ncu)
-      for v in sync cpasync-ca8-s2 tma-ws-s3; do
+      # NCU_SPECS: variant,dtype,hidden (131072 tokens each)
+      for spec in ${NCU_SPECS:-sync,bf16,4096 cpasync-ca8-s2,bf16,4096 tma-ws-s3,bf16,4096}; do
+        set -- $(echo "$spec" | tr , ' '); v=$1-$2-$3
         timeout 60 ncu --clock-control none -k tilepipe_rmsnorm --section SpeedOfLight --section MemoryWorkloadAnalysis \
           --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
-          $bin probe "$v" --tokens 131072 -q > "$d/$v.ncu.txt" 2>&1
+          $bin probe "$1" --dtype $2 --hidden $3 --tokens 131072 -q > "$d/$v.ncu.txt" 2>&1
         echo "ncu $v exit $?"
         grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|SM Frequency|Warp Cycles Per Issued|Stall" "$d/$v.ncu.txt" | head -24
       done ;;
