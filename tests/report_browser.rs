@@ -183,7 +183,10 @@ fn the_report_of_recorded_h200_runs_fits_a_1280_px_window_in_chromium() {
     .unwrap();
     let tma = traced.variants.iter_mut().find(|v| v.name == "tma-s3");
     tma.unwrap().sass.as_mut().unwrap().excerpt = Some(bounded_excerpt(&listing, EXCERPT_LINES));
-    for (name, r) in [("latest", &latest), ("traced", &traced)] {
+    // a run with torch peers beside the variants (one failed validation, with its long reason)
+    let peers = fixture("h200-peers.json");
+    assert!(!peers.peers.is_empty());
+    for (name, r) in [("latest", &latest), ("traced", &traced), ("peers", &peers)] {
         let page = html::render(r);
         let file = target.join(format!("report-browser/{name}.html"));
         std::fs::write(&file, &page).unwrap();
