@@ -19,6 +19,9 @@ pub struct SmLimits {
 impl SmLimits {
     /// Registers are allocated per warp in units of 256.
     pub const REG_UNIT: u32 = 256;
+    /// Warps are given registers in groups of this many (one per SM sub-partition): the warps
+    /// registers allow are rounded down to a multiple of it.
+    pub const WARP_ALLOC: u32 = 4;
     /// Shared memory is allocated per block in units of 128 bytes.
     pub const SMEM_UNIT: u32 = 128;
 
@@ -155,7 +158,7 @@ pub fn occupancy(
     let by_registers = if regs_per_warp * warps > l.regs_per_block {
         0
     } else {
-        (l.regs_per_sm / regs_per_warp) / warps
+        (l.regs_per_sm / regs_per_warp) / SmLimits::WARP_ALLOC * SmLimits::WARP_ALLOC / warps
     };
     let smem_per_block = (static_smem + dyn_smem + l.smem_reserved_per_block)
         .div_ceil(SmLimits::SMEM_UNIT)
@@ -216,11 +219,20 @@ mod tests {
         // 128 registers x 32 = 4096 per warp -> 16 warps -> 2 blocks of 8 warps
         let o = occupancy(&SmLimits::sm90(), 256, 128, 1152, 16384);
         assert_eq!((o.blocks_per_sm, o.limiter), (2, Limiter::Registers));
-        // 40 registers round to 1280 per warp -> 51 warps -> 6 blocks
+        // 40 registers round to 1280 per warp -> 51 warps, 48 in whole groups of 4 -> 6 blocks
         let o = occupancy(&SmLimits::sm90(), 256, 40, 1280, 16384);
         assert_eq!(o.by_registers, 6);
         assert_eq!(o.by_shared_memory, 233472 / (16384 + 1280 + 1024));
         assert_eq!((o.blocks_per_sm, o.limiter), (6, Limiter::Registers));
+    }
+
+    #[test]
+    fn register_warps_come_in_groups_of_four() {
+        // two-warp blocks at 40 registers: 51 warps fit the register file, but warps are given
+        // registers four at a time, so 48 do; the H200's driver said 24 blocks where counting
+        // single warps said 25 (benchmarks/h200-2026-12-01-peers/direct-4-vectors-failed/)
+        let o = occupancy(&SmLimits::sm90(), 64, 40, 0, 0);
+        assert_eq!((o.by_registers, o.limiter), (24, Limiter::Registers));
     }
 
     #[test]
