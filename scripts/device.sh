@@ -160,17 +160,28 @@ for s in "$@"; do
       echo "run exit $?"; ls "$d/run"; grep -E "interrupted|not finished|stopped" "$d/run.log" | cut -c1-200 | head -6
       timeout --preserve-status -s INT 40 $bin sweep --axis stages=2,3 --out "$d/sweep" > "$d/sweep.log" 2>&1
       echo "sweep exit $?"; wc -l < "$d/sweep/sweep.jsonl"; grep -E "interrupted" "$d/sweep.log" | cut -c1-200 ;;
-    devices)
-      # the x2 machine: one sweep of 112 points on one GPU, then with one worker per GPU, then as
-      # two shards run side by side and merged; the point sets must agree
-      ax="--axis mechanism=sync,regprefetch,cpasync,bulk,tma,tma-ws --axis stages=2,3,4 --axis tiles=4,16,64,256,1024,4096,16384,65536 --no-probes"
-      t0=$(date +%s); timeout 280 $bin sweep $ax --device 0 --out "$d/one" > "$d/one.log" 2>&1; echo "one GPU exit $? in $(( $(date +%s) - t0 )) s"
-      t0=$(date +%s); timeout 200 $bin sweep $ax --devices all --out "$d/all" > "$d/all.log" 2>&1; echo "--devices all exit $? in $(( $(date +%s) - t0 )) s"
-      timeout 200 $bin sweep $ax --shard 0/2 --device 0 --out "$d/s0" > "$d/s0.log" 2>&1 &
-      timeout 200 $bin sweep $ax --shard 1/2 --device 1 --out "$d/s1" > "$d/s1.log" 2>&1; wait
-      $bin merge "$d/s0/sweep.jsonl" "$d/s1/sweep.jsonl" --out "$d/merged" > "$d/merge.log" 2>&1; echo "merge exit $?"
-      for f in one all merged; do echo "$f: $(wc -l < "$d/$f/sweep.jsonl") points, $(cut -d'"' -f4 "$d/$f/sweep.jsonl" | sort | md5sum)"; done
-      grep -o '"gpu":"GPU [0-9]' "$d/all/sweep.jsonl" | sort | uniq -c ;;
+    devices|shards)
+      # the x2 machine: a sweep of 110 points on one GPU, then with one worker per GPU (devices);
+      # the same sweep as two shards run side by side, merged (shards). The point sets must agree.
+      # The cubin cache is filled first, by a one-repeat pass, so that no timed sweep compiles.
+      ax="--axis mechanism=sync,regprefetch,cpasync,bulk,tma,tma-ws --axis stages=2,3,4,5,6 --no-probes --repeats 200"
+      t0=$(date +%s); timeout 100 $bin sweep $ax --axis tiles=4096 --device 0 --out "$d/warm" > "$d/warm.log" 2>&1; echo "cache fill exit $? in $(( $(date +%s) - t0 )) s"
+      ax="$ax --axis tiles=4096,16384,65536,262144,1048576"
+      if [ $s = devices ]; then
+        t0=$(date +%s); timeout 150 $bin sweep $ax --device 0 --out "$d/one" > "$d/one.log" 2>&1; echo "one GPU exit $? in $(( $(date +%s) - t0 )) s"
+        t0=$(date +%s); timeout 120 $bin sweep $ax --devices all --out "$d/all" > "$d/all.log" 2>&1; echo "--devices all exit $? in $(( $(date +%s) - t0 )) s"
+        logs="one all"; grep -o '"gpu":"GPU [0-9]' "$d/all/sweep.jsonl" | sort | uniq -c
+      else
+        t0=$(date +%s)
+        timeout 120 $bin sweep $ax --shard 0/2 --device 0 --out "$d/s0" > "$d/s0.log" 2>&1 &
+        timeout 120 $bin sweep $ax --shard 1/2 --device 1 --out "$d/s1" > "$d/s1.log" 2>&1; wait
+        echo "two shards side by side in $(( $(date +%s) - t0 )) s"
+        $bin merge "$d/s0/sweep.jsonl" "$d/s1/sweep.jsonl" --out "$d/merged" > "$d/merge.log" 2>&1; echo "merge exit $?"
+        $bin merge "$d/s0/sweep.jsonl" "$d/s0/sweep.jsonl" --out "$d/twice" > "$d/twice.log" 2>&1; echo "merge of one shard twice exit $? (refusal expected)"
+        logs="s0 s1 merged"
+      fi
+      for f in $logs; do echo "$f: $(wc -l < "$d/$f/sweep.jsonl") points, keys $(cut -d'"' -f4 "$d/$f/sweep.jsonl" | sort | md5sum)"; done
+      for f in $logs merge twice; do [ -f "$d/$f.log" ] && { echo "-- $f.log"; grep -vE "^\[" "$d/$f.log" | tail -3 | cut -c1-220; }; done ;;
     check-copy-bf16)
       timeout 200 $bin check --workload copy --dtypes bf16 --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-260 | tail -8

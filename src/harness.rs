@@ -214,6 +214,37 @@ impl DeviceData {
         })
     }
 
+    /// Timing data for a large contiguous view: a seeded random block of at most `block_bytes`
+    /// generated on the host and repeated on the device to fill the view. The values are random
+    /// (never a constant); only their period is the block. Host generation and upload of the whole
+    /// view cost seconds per GiB, which a sweep of many points pays once per worker.
+    pub fn repeated(
+        gpu: &Gpu,
+        workload: &'static dyn Workload,
+        view: View,
+        dtype: DType,
+        seed: u64,
+        block_bytes: usize,
+    ) -> Result<DeviceData> {
+        let row_bytes = view.hidden * dtype.size();
+        let contiguous = view.offset == 0 && view.row_stride == view.hidden;
+        let rows = (block_bytes / row_bytes).clamp(1, view.tokens);
+        if !contiguous || rows == view.tokens {
+            return Self::upload(gpu, &HostData::generate(workload, view, dtype, seed));
+        }
+        let block = View::new(rows, view.hidden, None, 0, None, dtype)?;
+        let mut d = Self::upload(gpu, &HostData::generate(workload, block, dtype, seed))?;
+        let mut x = gpu.alloc(view.elements() * dtype.size(), "the input X")?;
+        gpu.copy(&d.x, &mut x, rows * row_bytes)?;
+        for (from, to, bytes) in doubling_copies(rows * row_bytes, x.len()) {
+            gpu.copy_within(&mut x, from, to, bytes)?;
+        }
+        d.x = x;
+        d.y = gpu.alloc(view.elements() * dtype.size(), "the output Y")?;
+        d.view = view;
+        Ok(d)
+    }
+
     /// Kernel parameters for `p` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, p: &Prepared, seed: u32) -> Result<RowParams> {
@@ -332,6 +363,19 @@ fn params_on(
     Ok(k)
 }
 
+/// Copies (from, to, bytes) that fill `total` bytes from the first `block` bytes already in place,
+/// doubling what is filled each time; every copy reads only bytes written before it.
+fn doubling_copies(block: usize, total: usize) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
+    let mut filled = block.min(total);
+    while filled < total {
+        let n = filled.min(total - filled);
+        out.push((0, filled, n));
+        filled += n;
+    }
+    out
+}
+
 /// Buffer sets a timing rotates through so that every launch reads device memory, not L2: enough
 /// that the sets' inputs and outputs (`bytes_per_set` each) span 4x the L2, at most 64.
 pub fn rotation_sets(l2_bytes: usize, bytes_per_set: usize) -> usize {
@@ -349,5 +393,26 @@ pub fn verdict(
     match baseline {
         Some((b, bv)) => compare::against_baseline(out, data, tile_rows, b, bv),
         None => compare::against_reference(out, data, tile_rows),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::doubling_copies;
+
+    /// Every byte past the block is written exactly once, each copy from bytes already written.
+    #[test]
+    fn doubling_copies_fill_the_buffer_once_from_written_bytes() {
+        for (block, total) in [(7, 7), (7, 8), (7, 100), (256, 1 << 20), (3, 5), (10, 4)] {
+            let mut written = vec![0u32; total];
+            written[..block.min(total)].iter_mut().for_each(|w| *w = 1);
+            let copies = doubling_copies(block, total);
+            for (from, to, n) in &copies {
+                assert!(written[*from..from + n].iter().all(|w| *w > 0), "{block} {total}");
+                written[*to..to + n].iter_mut().for_each(|w| *w += 1);
+            }
+            assert!(written.iter().all(|w| *w == 1), "{block} {total}: {copies:?}");
+            assert!(copies.len() <= (total / block.max(1)).max(1).ilog2() as usize + 1);
+        }
     }
 }

@@ -115,6 +115,29 @@ fn sweep_points_as_markdown_csv_and_json() {
     assert_eq!(back[0].key, records[0].key);
 }
 
+/// Points of a sweep dealt over two GPUs are listed GPU by GPU, each naming its GPU.
+#[test]
+fn sweep_points_of_two_gpus_are_grouped_by_gpu() {
+    let mut records = sweep::read(&fixture("sweep.jsonl")).unwrap().records;
+    for (i, r) in records.iter_mut().enumerate() {
+        r.gpu = Some(format!("GPU {}: NVIDIA H200 (GPU-{})", i % 2, i % 2));
+    }
+    let md = formats::sweep::markdown(&records);
+    let gpu_of_row = |l: &str| l.trim_end_matches(" |").rsplit("| ").next().map(str::to_string);
+    let column: Vec<String> = md
+        .lines()
+        .filter(|l| l.contains("NVIDIA H200"))
+        .filter_map(gpu_of_row)
+        .collect();
+    assert_eq!(column.len(), records.len());
+    let first_of_gpu1 = column.iter().position(|g| g.starts_with("GPU 1")).unwrap();
+    assert!(column[..first_of_gpu1].iter().all(|g| g.starts_with("GPU 0")));
+    assert!(column[first_of_gpu1..].iter().all(|g| g.starts_with("GPU 1")));
+    let csv = formats::sweep::csv(&records);
+    assert!(csv.lines().next().unwrap().ends_with(",validated,gpu"));
+    assert!(csv.lines().nth(2).unwrap().ends_with(",GPU 1: NVIDIA H200 (GPU-1)"));
+}
+
 #[test]
 fn run_check_and_sweep_take_the_four_formats_and_refuse_others() {
     for cmd in ["run", "check", "sweep"] {

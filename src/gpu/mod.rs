@@ -157,6 +157,23 @@ impl Gpu {
             .map_err(driver_err("cuMemcpyDtoDAsync"))
     }
 
+    /// Device-to-device copy of `bytes` inside one buffer, from offset `from` to offset `to`.
+    pub fn copy_within(&self, buf: &mut DevBuf, from: usize, to: usize, bytes: usize) -> Result<()> {
+        assert!(from.max(to) + bytes <= buf.len(), "copy inside the buffer");
+        assert!(from + bytes <= to || to + bytes <= from, "ranges do not overlap");
+        let (base, _sync) = buf.device_ptr(&self.stream);
+        // SAFETY: both ranges lie inside the allocation and do not overlap (asserted above).
+        unsafe {
+            cudarc::driver::result::memcpy_dtod_async(
+                base + to as u64,
+                base + from as u64,
+                bytes,
+                self.stream.cu_stream(),
+            )
+        }
+        .map_err(driver_err("cuMemcpyDtoDAsync"))
+    }
+
     pub fn ptr(&self, buf: &DevBuf) -> u64 {
         buf.device_ptr(&self.stream).0
     }

@@ -6,15 +6,21 @@ use crate::model::{self, Comparison, StageTimes};
 use crate::plot::{Scale, Series, lines};
 use std::collections::BTreeMap;
 
-/// The GPU a record was measured on, short ("GPU 1: NVIDIA H200", without the UUID), when the
-/// records come from more than one GPU; None when they all come from one (or do not say).
+/// The GPU model a record was measured on ("NVIDIA H200": no ordinal, no UUID), when the records
+/// come from more than one model; None when they all come from one (or do not say). Identical GPUs
+/// of one host that shared a sweep (`--devices`) are one group: each measured whole variants, so a
+/// GPU of its own would lack the others' `sync` to divide by.
 fn gpu_of<'r>(records: &[Record], r: &'r Record) -> Option<&'r str> {
-    let first = records.first().and_then(|f| f.gpu.as_deref());
-    let several = records.iter().any(|o| o.gpu.as_deref() != first);
-    several.then(|| {
-        r.gpu
-            .as_deref()
-            .map_or("GPU unknown", |g| g.split(" (").next().unwrap_or(g))
+    let first = records.first().map(model_of);
+    let several = records.iter().any(|o| Some(model_of(o)) != first);
+    several.then(|| model_of(r))
+}
+
+/// "GPU 1: NVIDIA H200 (GPU-...)" -> "NVIDIA H200".
+fn model_of(r: &Record) -> &str {
+    r.gpu.as_deref().map_or("GPU unknown", |g| {
+        let named = g.split_once(": ").map_or(g, |(_, rest)| rest);
+        named.rsplit_once(" (").map_or(named, |(name, _)| name)
     })
 }
 
@@ -224,17 +230,17 @@ mod tests {
         assert!(time_per_tile(&[]).is_err());
     }
 
-    /// A sweep measured on two GPUs (`--devices all`): one line per variant and GPU, each GPU's
-    /// speedups against its own sync; a sweep on one GPU keeps plain names.
+    /// A sweep measured on two GPU models: one line per variant and model, each model's speedups
+    /// against its own sync; a sweep on one model keeps plain names.
     #[test]
-    fn points_of_several_gpus_are_plotted_per_gpu() {
+    fn points_of_several_gpu_models_are_plotted_per_model() {
         let mut r = sample();
         assert!(!time_per_tile(&r).unwrap().contains(" @ "));
         let mut second: Vec<Record> = sample()
             .into_iter()
             .map(|mut x| {
                 x.median_ms *= 2.0;
-                x.gpu = Some("GPU 1: NVIDIA H100 (GPU-beef)".into());
+                x.gpu = Some("GPU 1: NVIDIA H100 80GB HBM3 (GPU-beef)".into());
                 x
             })
             .collect();
@@ -244,16 +250,32 @@ mod tests {
         r.append(&mut second);
         let t = time_per_tile(&r).unwrap();
         for name in [
-            "sync @ GPU 0: NVIDIA H200",
-            "sync @ GPU 1: NVIDIA H100",
-            "cpasync-cg16-s2 @ GPU 1: NVIDIA H100",
+            "sync @ NVIDIA H200",
+            "sync @ NVIDIA H100 80GB HBM3",
+            "cpasync-cg16-s2 @ NVIDIA H100 80GB HBM3",
         ] {
             assert!(t.contains(name), "{name}");
         }
         assert!(!t.contains("GPU-cafe"), "no UUIDs in the legend");
-        // each GPU against its own sync (the H100 points alone have no H200 sync to divide)
+        // each model against its own sync (the H100 points alone have no H200 sync to divide)
         let s = speedup_vs_stages(&r).unwrap();
-        assert!(s.contains("cpasync-cg16 @ GPU 0") && s.contains("cpasync-cg16 @ GPU 1"));
+        assert!(s.contains("cpasync-cg16 @ NVIDIA H200") && s.contains("cpasync-cg16 @ NVIDIA H100"));
+    }
+
+    /// `--devices all` on two identical GPUs deals whole variants out: `sync` ran on GPU 0 only,
+    /// and the speedups of GPU 1's variants are still drawn against it, under plain names.
+    #[test]
+    fn identical_gpus_sharing_a_sweep_are_one_group() {
+        let mut r = sample();
+        for rec in r.iter_mut() {
+            let ordinal = usize::from(rec.variant != "sync");
+            rec.gpu = Some(format!("GPU {ordinal}: NVIDIA H200 (GPU-{ordinal}cafe)"));
+        }
+        let s = speedup_vs_stages(&r).unwrap();
+        assert!(s.contains("cpasync-cg16") && !s.contains(" @ "));
+        assert!(!time_per_tile(&r).unwrap().contains(" @ "));
+        r[0].gpu = Some("GPU 2: NVIDIA A100-SXM4-80GB (GPU-f00d)".into());
+        assert!(time_per_tile(&r).unwrap().contains(" @ NVIDIA A100-SXM4-80GB"));
     }
 
     #[test]

@@ -50,7 +50,7 @@ pub fn model_rows(records: &[Record]) -> Vec<[String; 8]> {
         .collect()
 }
 
-const POINT_HEADER: [&str; 12] = [
+const POINT_HEADER: [&str; 13] = [
     "variant",
     "point",
     "dtype",
@@ -63,12 +63,16 @@ const POINT_HEADER: [&str; 12] = [
     "% of copy",
     "SM MHz",
     "clocks",
+    "GPU",
 ];
 
-/// The points as measured, then the model where the probes allow one.
+/// The points as measured (grouped by the GPU that measured them), then the model where the probes
+/// allow one.
 pub fn markdown(records: &[Record]) -> String {
     let mut out = format!("**{} sweep points**\n\n", records.len());
-    let rows = records.iter().map(|r| {
+    let mut ordered: Vec<&Record> = records.iter().collect();
+    ordered.sort_by(|a, b| a.gpu.cmp(&b.gpu));
+    let rows = ordered.into_iter().map(|r| {
         [
             r.variant.clone(),
             point(r.only).into(),
@@ -83,6 +87,7 @@ pub fn markdown(records: &[Record]) -> String {
             r.sm_clock_mhz
                 .map_or("-".into(), |(lo, hi)| format!("{lo}..{hi}")),
             r.clock_warning.clone().unwrap_or_default(),
+            r.gpu.clone().unwrap_or_default(),
         ]
     });
     out += &md_table(&POINT_HEADER, &[3, 4, 5, 6, 7, 8, 9], rows);
@@ -120,6 +125,7 @@ pub fn csv(records: &[Record]) -> String {
         "sm_clock_max_mhz",
         "clock_warning",
         "validated",
+        "gpu",
     ];
     let rows = records.iter().map(|r| {
         vec![
@@ -146,6 +152,7 @@ pub fn csv(records: &[Record]) -> String {
             opt(r.sm_clock_mhz.map(|c| c.1)),
             r.clock_warning.clone().unwrap_or_default(),
             r.validated.clone(),
+            r.gpu.clone().unwrap_or_default(),
         ]
     });
     csv_doc(&header, rows)
