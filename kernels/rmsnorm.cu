@@ -12,6 +12,10 @@
 #define EPS 1e-6f
 #endif
 #define NV ((NVEC_ROW + CONSUMERS - 1) / CONSUMERS)  // vectors per consumer thread per row
+// Where the slot is the tile in global memory (direct), the second pass reuses the vectors the
+// first one loaded, held in registers where they fit in 32, instead of a second trip to L1/L2. A
+// slot in shared memory is re-read: holding it would cost staged builds registers and occupancy.
+#define KEEP_TILE (MECH == MECH_DIRECT && TILE_ROWS * NV <= 8)
 
 // tanh form: gelu(v) = v * sigmoid(2u) = v / (1 + 2^(-2u log2 e)), u = sqrt(2/pi) (v + 0.044715 v^3),
 // folded to v / (1 + 2^(v (C1 + C2 v^2))): three FP32 operations, two special-function ones, one add.
@@ -46,6 +50,8 @@ struct RmsNorm : RowTiles {
         const elem_t* slot = reinterpret_cast<const elem_t*>(slot_bytes);
         const int t = tile(k), rows = tile_rows(t);
         const int warp = ctid >> 5, lane = ctid & 31;
+        const auto load = [&](int r, int v) { return reinterpret_cast<const uint4*>(slot + r * HIDDEN)[v]; };
+        uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NV : 1];
 #pragma unroll
         for (int r = 0; r < TILE_ROWS; ++r) {
             float acc = 0.0f;
@@ -55,7 +61,9 @@ struct RmsNorm : RowTiles {
                     const int v = ctid + i * CONSUMERS;
                     if (v < NVEC_ROW) {
                         float f[VEC];
-                        unpack(reinterpret_cast<const uint4*>(slot + r * HIDDEN)[v], f);
+                        const uint4 raw = load(r, v);
+                        if (KEEP_TILE) kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] = raw;
+                        unpack(raw, f);
 #pragma unroll
                         for (int j = 0; j < VEC; ++j) acc = fmaf(f[j], f[j], acc);
                     }
@@ -81,7 +89,7 @@ struct RmsNorm : RowTiles {
                     const int v = ctid + i * CONSUMERS;
                     if (v < NVEC_ROW) {
                         float f[VEC], gf[VEC];
-                        unpack(reinterpret_cast<const uint4*>(slot + r * HIDDEN)[v], f);
+                        unpack(KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] : load(r, v), f);
                         unpack(gamma[i], gf);
 #pragma unroll
                         for (int j = 0; j < VEC; ++j) f[j] = gelu(f[j] * inv * gf[j]);
