@@ -27,15 +27,19 @@ __device__ __forceinline__ float gelu(float v) {
 }
 
 struct RmsNorm : RowTiles {
-    uint4 gamma[NV];  // packed in registers (16 bytes per vector), unpacked where it is used
+    // packed in registers (16 bytes per vector), unpacked where it is used; a build that holds its
+    // tile instead rereads gamma from L1, so that the tile costs it no occupancy
+    uint4 gamma[KEEP_TILE ? 1 : NV];
 
     __device__ __forceinline__ RmsNorm(const RowParams& params) : RowTiles(params) {
         const int ctid = threadIdx.x < CONSUMERS ? threadIdx.x : 0;
 #pragma unroll
-        for (int i = 0; i < NV; ++i) {
-            const int v = ctid + i * CONSUMERS;
-            gamma[i] = v < NVEC_ROW ? __ldg(reinterpret_cast<const uint4*>(p.aux) + v) : make_uint4(0, 0, 0, 0);
-        }
+        for (int i = 0; i < NV; ++i)
+            if (!KEEP_TILE) gamma[KEEP_TILE ? 0 : i] = gamma_at(ctid + i * CONSUMERS);
+    }
+
+    __device__ __forceinline__ uint4 gamma_at(int v) const {
+        return v < NVEC_ROW ? __ldg(reinterpret_cast<const uint4*>(p.aux) + v) : make_uint4(0, 0, 0, 0);
     }
 
     // Two passes over the tile in slot: sum of squares per row, then normalise, scale, gelu, store.
@@ -90,7 +94,7 @@ struct RmsNorm : RowTiles {
                     if (v < NVEC_ROW) {
                         float f[VEC], gf[VEC];
                         unpack(KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] : load(r, v), f);
-                        unpack(gamma[i], gf);
+                        unpack(KEEP_TILE ? gamma_at(v) : gamma[KEEP_TILE ? 0 : i], gf);
 #pragma unroll
                         for (int j = 0; j < VEC; ++j) f[j] = gelu(f[j] * inv * gf[j]);
                         st_global_cs_v4(reinterpret_cast<uint4*>(out) + v, pack(f));
