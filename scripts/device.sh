@@ -48,6 +48,14 @@ for s in "$@"; do
           ${PEER_VARIANTS:+--variants $PEER_VARIANTS} --out "$d/$name" > "$d/$name.log" 2>&1
         echo "$spec exit $?"; grep -vE "^\[" "$d/$name.log" | grep -E "^│ [a-z]|ceiling|ABOVE|peer\)|FAILED|ERROR" | cut -c1-220
       done ;;
+    small)
+      # every variant at a small problem (4099 x 3072 bf16: 25 MB in, fill and drain dominate), at
+      # the default tile height and at SMALL_TILE_ROWS
+      for tr in default ${SMALL_TILE_ROWS:-1 4}; do
+        timeout 150 $bin run --dtype bf16 --tokens 4099 --hidden 3072 \
+          $( [ $tr != default ] && echo --tile-rows $tr ) --out "$d/r$tr" > "$d/r$tr.log" 2>&1
+        echo "tile rows $tr exit $?"; grep -vE "^\[" "$d/r$tr.log" | grep -E "^│ [a-z]|ceiling" | cut -c1-200
+      done ;;
     direct-check)
       # the direct variant through both row suites, side by side (checks do not time)
       timeout 300 $bin check --variants sync,direct --out "$d/rmsnorm" > "$d/rmsnorm.log" 2>&1 &
