@@ -33,7 +33,9 @@ __device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
     if constexpr (W::ZERO_FILL) {
         // per-thread units, as cp.async's: memcpy_async cannot zero-fill, so a unit past the
         // data's edge copies COPY_BYTES of the zero source instead
-        static_assert(MCA_FORM == 0, "per-unit copies are spelled with aligned_size_t alone");
+        // (dependent on W, so that a front end never evaluates it where the branch is discarded:
+        // NVRTC 13.0 did, for row tiles of 4 rows of 3072)
+        static_assert(MCA_FORM == 0 || !W::ZERO_FILL, "per-unit copies are spelled with aligned_size_t alone");
         for_my_units(w, k, threadIdx.x, [&](int, const char* src, int dst) {
             cuda::memcpy_async(slot + dst, src ? src : w.zero_src(), cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
         });
