@@ -408,10 +408,16 @@ mod tests {
             written[..block.min(total)].iter_mut().for_each(|w| *w = 1);
             let copies = doubling_copies(block, total);
             for (from, to, n) in &copies {
-                assert!(written[*from..from + n].iter().all(|w| *w > 0), "{block} {total}");
+                assert!(
+                    written[*from..from + n].iter().all(|w| *w > 0),
+                    "{block} {total}"
+                );
                 written[*to..to + n].iter_mut().for_each(|w| *w += 1);
             }
-            assert!(written.iter().all(|w| *w == 1), "{block} {total}: {copies:?}");
+            assert!(
+                written.iter().all(|w| *w == 1),
+                "{block} {total}: {copies:?}"
+            );
             assert!(copies.len() <= (total / block.max(1)).max(1).ilog2() as usize + 1);
         }
     }

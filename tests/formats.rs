@@ -123,7 +123,12 @@ fn sweep_points_of_two_gpus_are_grouped_by_gpu() {
         r.gpu = Some(format!("GPU {}: NVIDIA H200 (GPU-{})", i % 2, i % 2));
     }
     let md = formats::sweep::markdown(&records);
-    let gpu_of_row = |l: &str| l.trim_end_matches(" |").rsplit("| ").next().map(str::to_string);
+    let gpu_of_row = |l: &str| {
+        l.trim_end_matches(" |")
+            .rsplit("| ")
+            .next()
+            .map(str::to_string)
+    };
     let column: Vec<String> = md
         .lines()
         .filter(|l| l.contains("NVIDIA H200"))
@@ -131,11 +136,24 @@ fn sweep_points_of_two_gpus_are_grouped_by_gpu() {
         .collect();
     assert_eq!(column.len(), records.len());
     let first_of_gpu1 = column.iter().position(|g| g.starts_with("GPU 1")).unwrap();
-    assert!(column[..first_of_gpu1].iter().all(|g| g.starts_with("GPU 0")));
-    assert!(column[first_of_gpu1..].iter().all(|g| g.starts_with("GPU 1")));
+    assert!(
+        column[..first_of_gpu1]
+            .iter()
+            .all(|g| g.starts_with("GPU 0"))
+    );
+    assert!(
+        column[first_of_gpu1..]
+            .iter()
+            .all(|g| g.starts_with("GPU 1"))
+    );
     let csv = formats::sweep::csv(&records);
     assert!(csv.lines().next().unwrap().ends_with(",validated,gpu"));
-    assert!(csv.lines().nth(2).unwrap().ends_with(",GPU 1: NVIDIA H200 (GPU-1)"));
+    assert!(
+        csv.lines()
+            .nth(2)
+            .unwrap()
+            .ends_with(",GPU 1: NVIDIA H200 (GPU-1)")
+    );
 }
 
 #[test]

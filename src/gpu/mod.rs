@@ -158,9 +158,18 @@ impl Gpu {
     }
 
     /// Device-to-device copy of `bytes` inside one buffer, from offset `from` to offset `to`.
-    pub fn copy_within(&self, buf: &mut DevBuf, from: usize, to: usize, bytes: usize) -> Result<()> {
+    pub fn copy_within(
+        &self,
+        buf: &mut DevBuf,
+        from: usize,
+        to: usize,
+        bytes: usize,
+    ) -> Result<()> {
         assert!(from.max(to) + bytes <= buf.len(), "copy inside the buffer");
-        assert!(from + bytes <= to || to + bytes <= from, "ranges do not overlap");
+        assert!(
+            from + bytes <= to || to + bytes <= from,
+            "ranges do not overlap"
+        );
         let (base, _sync) = buf.device_ptr(&self.stream);
         // SAFETY: both ranges lie inside the allocation and do not overlap (asserted above).
         unsafe {

@@ -259,7 +259,9 @@ mod tests {
         assert!(!t.contains("GPU-cafe"), "no UUIDs in the legend");
         // each model against its own sync (the H100 points alone have no H200 sync to divide)
         let s = speedup_vs_stages(&r).unwrap();
-        assert!(s.contains("cpasync-cg16 @ NVIDIA H200") && s.contains("cpasync-cg16 @ NVIDIA H100"));
+        assert!(
+            s.contains("cpasync-cg16 @ NVIDIA H200") && s.contains("cpasync-cg16 @ NVIDIA H100")
+        );
     }
 
     /// `--devices all` on two identical GPUs deals whole variants out: `sync` ran on GPU 0 only,
@@ -275,7 +277,11 @@ mod tests {
         assert!(s.contains("cpasync-cg16") && !s.contains(" @ "));
         assert!(!time_per_tile(&r).unwrap().contains(" @ "));
         r[0].gpu = Some("GPU 2: NVIDIA A100-SXM4-80GB (GPU-f00d)".into());
-        assert!(time_per_tile(&r).unwrap().contains(" @ NVIDIA A100-SXM4-80GB"));
+        assert!(
+            time_per_tile(&r)
+                .unwrap()
+                .contains(" @ NVIDIA A100-SXM4-80GB")
+        );
     }
 
     #[test]
