@@ -17,35 +17,47 @@ __device__ __forceinline__ u64 gmem_addr(const void* p) {
 
 // ---- cp.async (sm_80): per-thread copies tracked by commit groups ----
 
+// Each copy names its destination by its shared-window address (smem_addr): a caller that issues
+// several copies into one slot converts the slot's pointer once. Converting each copy's generic
+// pointer made NVRTC 13.0 read SR_CgaCtaId again under every copy's predicate (one S2R per copy).
+
 // .cg caches in L2 only and exists for 16-byte copies alone.
-__device__ __forceinline__ void cp_async_cg16(void* dst, const void* src) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(gmem_addr(src))
-                 : "memory");
+__device__ __forceinline__ void cp_async_cg16(u32 dst, const void* src) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_addr(src)) : "memory");
 }
+__device__ __forceinline__ void cp_async_cg16(void* dst, const void* src) { cp_async_cg16(smem_addr(dst), src); }
 
 // .ca caches in L1 too and takes 4, 8 or 16 bytes.
 template <int BYTES>
-__device__ __forceinline__ void cp_async_ca(void* dst, const void* src) {
+__device__ __forceinline__ void cp_async_ca(u32 dst, const void* src) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_addr(dst)), "l"(gmem_addr(src)),
-                 "n"(BYTES)
-                 : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(gmem_addr(src)), "n"(BYTES) : "memory");
+}
+template <int BYTES>
+__device__ __forceinline__ void cp_async_ca(void* dst, const void* src) {
+    cp_async_ca<BYTES>(smem_addr(dst), src);
 }
 
 // Zero-fill forms: src_bytes (0 or the copy's size) bytes are read, the rest of the copy lands as
 // zeros; a copy past a matrix edge reads nothing.
-__device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, u32 src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(gmem_addr(src)),
-                 "r"(src_bytes)
+__device__ __forceinline__ void cp_async_cg16_zfill(u32 dst, const void* src, u32 src_bytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_addr(src)), "r"(src_bytes)
                  : "memory");
+}
+__device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, u32 src_bytes) {
+    cp_async_cg16_zfill(smem_addr(dst), src, src_bytes);
 }
 
 template <int BYTES>
-__device__ __forceinline__ void cp_async_ca_zfill(void* dst, const void* src, u32 src_bytes) {
+__device__ __forceinline__ void cp_async_ca_zfill(u32 dst, const void* src, u32 src_bytes) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_addr(dst)), "l"(gmem_addr(src)),
-                 "n"(BYTES), "r"(src_bytes)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem_addr(src)), "n"(BYTES),
+                 "r"(src_bytes)
                  : "memory");
+}
+template <int BYTES>
+__device__ __forceinline__ void cp_async_ca_zfill(void* dst, const void* src, u32 src_bytes) {
+    cp_async_ca_zfill<BYTES>(smem_addr(dst), src, src_bytes);
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }

@@ -6,7 +6,7 @@
 template <class W>
 __device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid) {
     if (!w.has(k)) return;  // draining: never copy past the last step
-    unsigned char* const slot = slot_ptr<W>(s);
+    const u32 slot = smem_addr(slot_ptr<W>(s));  // converted once per step, not per copy
     for_my_units(w, k, tid, [&](int, const char* src, int dst) {
         if constexpr (W::ZERO_FILL) {
             const u32 bytes = src ? COPY_BYTES : 0U;
