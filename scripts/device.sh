@@ -104,6 +104,16 @@ for s in "$@"; do
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | cut -c1-220 | tail -50
       timeout 60 $bin run --variants sync,cpasync-cg16-s2 --tokens 65536 > "$d/run2.log" 2>&1
       echo "second run exit $?"; grep -E "cubin cache" "$d/run2.log" ;;
+    check-par)
+      # the RMSNorm suite's three precisions side by side, each in a process of its own
+      for dt in bf16 f16 f32; do
+        timeout 450 $bin check --dtypes $dt --out "$d/$dt" > "$d/check-$dt.log" 2>&1 &
+      done
+      wait
+      for dt in bf16 f16 f32; do
+        echo "--- $dt"; grep -E "^FAIL|passed, " "$d/check-$dt.log" | cut -c1-300 | tail -20
+        echo "controls caught 20/20: $(grep -c "caught 20/20" "$d/check-$dt.log")"
+      done ;;
     check)
       timeout 470 $bin check --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|passed, " "$d/check.log" | cut -c1-300 | tail -25 ;;
