@@ -71,9 +71,66 @@ pub fn continue_in<T: DeserializeOwned>(command: &[String], extra: &[String]) ->
     })
 }
 
+/// Runs `cmd` to the end, with its stdout and stderr collected, unless it takes longer than
+/// `limit`: then it is killed and what it printed so far comes back with `killed` set. A kernel
+/// that hangs past its bounded waits must not stall the process that is waiting for it.
+pub fn output_within(
+    cmd: &mut std::process::Command,
+    limit: std::time::Duration,
+) -> std::io::Result<(std::process::Output, bool)> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut b = Vec::new();
+            let _ = r.read_to_end(&mut b);
+            b
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
+    let start = std::time::Instant::now();
+    let (status, killed) = loop {
+        if let Some(s) = child.try_wait()? {
+            break (s, false);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            break (child.wait()?, true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let joined = |h: std::thread::JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
+    let (stdout, stderr) = (joined(out), joined(err));
+    Ok((
+        std::process::Output {
+            status,
+            stdout,
+            stderr,
+        },
+        killed,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_past_its_limit_is_killed_with_what_it_printed() {
+        let mut slow = std::process::Command::new("sh");
+        slow.args(["-c", "echo run 0: passed; exec sleep 30"]);
+        let t = std::time::Instant::now();
+        let (out, killed) = output_within(&mut slow, std::time::Duration::from_millis(500)).unwrap();
+        assert!(killed && t.elapsed() < std::time::Duration::from_secs(10));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "run 0: passed\n");
+        let mut quick = std::process::Command::new("sh");
+        quick.args(["-c", "echo out; echo err >&2; exit 3"]);
+        let (out, killed) = output_within(&mut quick, std::time::Duration::from_secs(20)).unwrap();
+        assert!(!killed && out.status.code() == Some(3));
+        assert_eq!((out.stdout, out.stderr), (b"out\n".to_vec(), b"err\n".to_vec()));
+    }
 
     #[test]
     fn the_child_gets_the_arguments_without_an_earlier_results_file() {

@@ -359,6 +359,9 @@ fn repeated(
     Ok(())
 }
 
+/// How long one probe process of a control may take (a few seconds when nothing hangs).
+const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// Runs a control that may fault the device in `tilepipe probe --runs` child processes: a fault
 /// ends a child (and counts as caught), the next child takes the remaining runs.
 fn in_child(
@@ -376,7 +379,8 @@ fn in_child(
             cases::Grid::Fixed(b) => b,
             _ => 4,
         };
-        let out = std::process::Command::new(&exe)
+        let mut probe = std::process::Command::new(&exe);
+        probe
             .arg("probe")
             .arg(&v.name)
             .args(["--workload", workload])
@@ -409,7 +413,8 @@ fn in_child(
                 "--seed",
                 &(o.seed ^ (0xC41D + done as u64)).to_string(),
             ])
-            .output()
+;
+        let (out, killed) = crate::child::output_within(&mut probe, PROBE_LIMIT)
             .map_err(|e| crate::Error::io(&exe, e))?;
         let text = String::from_utf8_lossy(&out.stdout);
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("run ")).collect();
@@ -422,6 +427,19 @@ fn in_child(
             }
         }
         done += lines.len();
+        if killed || (out.status.success() && lines.is_empty()) {
+            // hung past its bounded waits (or said nothing): the remaining runs did not pass
+            caught += o.runs - done;
+            if first.is_empty() {
+                first = format!(
+                    "run {done}: the probe process {} within {} s{}",
+                    if killed { "was killed: it did not finish" } else { "reported no run" },
+                    PROBE_LIMIT.as_secs(),
+                    if killed { " (the kernel hung)" } else { "" }
+                );
+            }
+            break;
+        }
         if !out.status.success()
             && done < o.runs
             && lines
