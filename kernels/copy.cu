@@ -22,8 +22,11 @@ struct Copy : RowTiles {
         perturb(p.ctl, k, ROLE_CONSUMER);
         const int t = tile(k), vectors = tile_rows(t) * NVEC_ROW;
         uint4* out = reinterpret_cast<uint4*>(p.y + (long long)t * TILE_ROWS * HIDDEN);
-        for (int v = ctid; v < vectors; v += CONSUMERS)
-            st_global_cs_v4(out + v, reinterpret_cast<const uint4*>(slot)[v]);
+        for (int v = ctid; v < vectors; v += CONSUMERS) {
+            const uint4* src = IN_PLACE ? reinterpret_cast<const uint4*>(slot + (v / NVEC_ROW) * slot_pitch<IN_PLACE>()) + v % NVEC_ROW
+                                        : reinterpret_cast<const uint4*>(slot) + v;
+            st_global_cs_v4(out + v, *src);
+        }
     }
 };
 

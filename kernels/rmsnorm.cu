@@ -51,11 +51,17 @@ struct RmsNorm : RowTiles {
         return;
 #endif
         __shared__ float red[2][TILE_ROWS][NWARPS_C];  // double-buffered by step parity
-        const elem_t* slot = reinterpret_cast<const elem_t*>(slot_bytes);
+        const long long pitch = slot_pitch<IN_PLACE>();
         const int t = tile(k), rows = tile_rows(t);
         const int warp = ctid >> 5, lane = ctid & 31;
-        const auto load = [&](int r, int v) { return reinterpret_cast<const uint4*>(slot + r * HIDDEN)[v]; };
+        const auto load = [&](int r, int v) { return reinterpret_cast<const uint4*>(slot_bytes + r * pitch)[v]; };
+        // held: every load of the tile issued before the first row's reduction waits on any
         uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NV : 1];
+#pragma unroll
+        for (int r = 0; r < (KEEP_TILE ? TILE_ROWS : 0); ++r)
+#pragma unroll
+            for (int i = 0; i < NV; ++i)
+                if (r < rows && ctid + i * CONSUMERS < NVEC_ROW) kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] = load(r, ctid + i * CONSUMERS);
 #pragma unroll
         for (int r = 0; r < TILE_ROWS; ++r) {
             float acc = 0.0f;
@@ -65,9 +71,7 @@ struct RmsNorm : RowTiles {
                     const int v = ctid + i * CONSUMERS;
                     if (v < NVEC_ROW) {
                         float f[VEC];
-                        const uint4 raw = load(r, v);
-                        if (KEEP_TILE) kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] = raw;
-                        unpack(raw, f);
+                        unpack(KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] : load(r, v), f);
 #pragma unroll
                         for (int j = 0; j < VEC; ++j) acc = fmaf(f[j], f[j], acc);
                     }

@@ -122,14 +122,18 @@ mod tests {
         let mut slow = std::process::Command::new("sh");
         slow.args(["-c", "echo run 0: passed; exec sleep 30"]);
         let t = std::time::Instant::now();
-        let (out, killed) = output_within(&mut slow, std::time::Duration::from_millis(500)).unwrap();
+        let (out, killed) =
+            output_within(&mut slow, std::time::Duration::from_millis(500)).unwrap();
         assert!(killed && t.elapsed() < std::time::Duration::from_secs(10));
         assert_eq!(String::from_utf8_lossy(&out.stdout), "run 0: passed\n");
         let mut quick = std::process::Command::new("sh");
         quick.args(["-c", "echo out; echo err >&2; exit 3"]);
         let (out, killed) = output_within(&mut quick, std::time::Duration::from_secs(20)).unwrap();
         assert!(!killed && out.status.code() == Some(3));
-        assert_eq!((out.stdout, out.stderr), (b"out\n".to_vec(), b"err\n".to_vec()));
+        assert_eq!(
+            (out.stdout, out.stderr),
+            (b"out\n".to_vec(), b"err\n".to_vec())
+        );
     }
 
     #[test]

@@ -53,6 +53,11 @@ struct RowTiles {
     }
     __device__ __forceinline__ const elem_t* tile_src(int t) const { return p.x + (long long)t * TILE_ROWS * p.row_stride; }
 
+    // Bytes between rows of the slot a compute body reads: a staged slot holds its rows densely;
+    // read in place (IN_PLACE, pipeline/pipeline.cuh: direct), they lie X's row stride apart.
+    template <bool IN_PLACE_>
+    __device__ __forceinline__ long long slot_pitch() const { return IN_PLACE_ ? p.row_stride * ESIZE : ROW_BYTES; }
+
     // The copies of one step, worked out once per step so that each copy costs an add and a
     // compare (recomputing the tile's address per copy made NVRTC branch around every cp.async).
     // Copy unit u: row u / UNITS_ROW, byte (u % UNITS_ROW) * COPY_BYTES; it lands u * COPY_BYTES

@@ -4,8 +4,8 @@
 // by step parity, so nothing is shared from one step to the next.
 #pragma once
 
-// The compute body indexes a slot as dense rows and a tile of X is strided: one row is both.
-static_assert(TILE_ROWS == 1, "direct reads its tile in place, so a tile is one row");
+// The compute body walks the tile's rows at X's row stride (IN_PLACE), so a tile of any height is
+// read where it lies.
 // The compute-only probe stages one tile in a slot, and direct has no slot.
 static_assert(ONLY != 2, "direct has no compute-only probe");
 

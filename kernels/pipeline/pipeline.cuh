@@ -9,8 +9,7 @@
 //                                       landing as zeros (cp.async reads nothing for it, naming zero_src())
 //   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
 //   direct_slot(k)                      (direct) step k's tile in global memory, read by the compute
-//                                       body in place of a slot: a build needs TILE_ROWS == 1, since a
-//                                       slot is read as dense rows and X's rows are strided
+//                                       body in place of a slot, its rows IN_PLACE's pitch apart
 //   consume(slot, k, ctid, between)     the compute body on step k's slot, by every consumer thread;
 //                                       `between` runs where a refill would break it (early-release control)
 //   begin()                             (mbarrier ring) before the first step, by every consumer thread
@@ -34,6 +33,8 @@
 #define MECH_BULK 5
 #define MECH_TMA 6
 #define MECH_DIRECT 7
+// The compute body reads its tile where it lies in X (strided rows), not from a dense slot.
+#define IN_PLACE (MECH == MECH_DIRECT)
 
 #ifndef WS
 #define WS 0

@@ -412,8 +412,7 @@ fn in_child(
                 &(o.runs - done).to_string(),
                 "--seed",
                 &(o.seed ^ (0xC41D + done as u64)).to_string(),
-            ])
-;
+            ]);
         let (out, killed) = crate::child::output_within(&mut probe, PROBE_LIMIT)
             .map_err(|e| crate::Error::io(&exe, e))?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -433,7 +432,11 @@ fn in_child(
             if first.is_empty() {
                 first = format!(
                     "run {done}: the probe process {} within {} s{}",
-                    if killed { "was killed: it did not finish" } else { "reported no run" },
+                    if killed {
+                        "was killed: it did not finish"
+                    } else {
+                        "reported no run"
+                    },
                     PROBE_LIMIT.as_secs(),
                     if killed { " (the kernel hung)" } else { "" }
                 );

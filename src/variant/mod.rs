@@ -56,14 +56,13 @@ impl Variant {
         }
     }
 
-    /// The build configuration of this variant within a run configured as `cfg`. Direct reads
-    /// its tile in place and the compute body reads a tile as dense rows, so its tiles are one
-    /// row (then any row stride is dense). Its block keeps the run's consumer count: the compute
-    /// body's reduction order follows it, and a block sized otherwise (four vectors per thread
-    /// for bf16 rows of 4096) rounded differently from `sync` and failed bit-for-bit validation.
+    /// The build configuration of this variant within a run configured as `cfg`. Direct takes
+    /// the run's tile height like the staged variants (its compute body walks the tile's rows at
+    /// X's stride), and keeps the run's consumer count: the compute body's reduction order
+    /// follows it, and a block sized otherwise (four vectors per thread for bf16 rows of 4096)
+    /// rounded differently from `sync` and failed bit-for-bit validation.
     pub fn config(&self, cfg: &BuildConfig) -> BuildConfig {
         let tile_rows = match (self.mechanism, self.tile_kib) {
-            (Mechanism::Direct, _) => 1,
             (_, Some(kib)) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
             (_, None) => cfg.tile_rows,
         };

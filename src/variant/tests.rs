@@ -52,7 +52,7 @@ fn a_variant_with_its_own_tile_size_overrides_the_runs() {
 }
 
 #[test]
-fn direct_reads_one_row_tiles_in_place() {
+fn direct_reads_the_runs_tiles_in_place() {
     let all = Variant::catalogue();
     let i = all.iter().position(|v| v.name == "direct").unwrap();
     assert_eq!(all[i - 1].name, "regprefetch");
@@ -60,15 +60,10 @@ fn direct_reads_one_row_tiles_in_place() {
     assert_eq!(d, &Variant::with_stages(Mechanism::Direct, 3, true));
     assert_eq!(d.claim(), Claim::Direct);
     assert!(!d.is_baseline() && !d.mechanism.uses_mbarrier_ring());
-    // one-row tiles whatever the run's height, and no slot in shared memory
+    // the run's tile height (two rows here), and no slot in shared memory
     let c = d.config(&cfg());
-    assert_eq!(
-        c,
-        BuildConfig {
-            tile_rows: 1,
-            ..cfg()
-        }
-    );
+    assert_eq!(c, cfg());
+    assert_eq!(c.tile_rows, 2);
     assert_eq!(d.dynamic_smem(&c), 0);
     assert_eq!(d.unsupported_on(70, 0, &c), None);
     assert!(d.defines(&c).contains(&"-DMECH=7".to_string()));
