@@ -147,12 +147,12 @@ fn sweep_points_of_two_gpus_are_grouped_by_gpu() {
             .all(|g| g.starts_with("GPU 1"))
     );
     let csv = formats::sweep::csv(&records);
-    assert!(csv.lines().next().unwrap().ends_with(",validated,gpu"));
+    assert!(csv.lines().next().unwrap().ends_with(",validated,gpu,peer"));
     assert!(
         csv.lines()
             .nth(2)
             .unwrap()
-            .ends_with(",GPU 1: NVIDIA H200 (GPU-1)")
+            .ends_with(",GPU 1: NVIDIA H200 (GPU-1),")
     );
 }
 

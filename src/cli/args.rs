@@ -174,3 +174,38 @@ impl GpuArgs {
         Engine::open(self.device, self.cache(), Progress::new(Arc::new(sink)))
     }
 }
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum PeerArg {
+    /// PyTorch eager and torch.compile.
+    Torch,
+}
+
+/// Other tools run on the same problem beside tilepipe's variants (`run`, `sweep`).
+#[derive(Args)]
+pub struct PeerArgs {
+    /// Also run the same problem through other tools, validated and timed alike: `torch` (PyTorch
+    /// eager and torch.compile, through --python; skipped with the reason when either is missing).
+    #[arg(long, value_enum)]
+    peers: Option<PeerArg>,
+    /// The Python that runs the torch peers.
+    #[arg(long, default_value = "python3")]
+    python: PathBuf,
+}
+
+impl PeerArgs {
+    /// The Python to run the torch peers with, when they were asked for.
+    pub fn torch_python(&self) -> Option<PathBuf> {
+        self.peers.map(|PeerArg::Torch| self.python.clone())
+    }
+
+    /// The peers compute the row workloads; a GEMM has cuBLAS beside it always.
+    pub fn refuse_with_gemm(&self) -> anyhow::Result<()> {
+        if self.peers.is_some() {
+            anyhow::bail!(tilepipe::Error::InvalidArgument(
+                "--peers torch takes the row workloads (rmsnorm, copy); with --workload gemm cuBLAS always runs beside the variants".into()
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,6 +1,6 @@
 //! `tilepipe run`: the main job.
 
-use super::args::{Format, GemmArgs, GpuArgs, ProblemArgs, WorkloadArg, bounded};
+use super::args::{Format, GemmArgs, GpuArgs, PeerArgs, ProblemArgs, WorkloadArg, bounded};
 use super::print;
 use super::timeline::{traceable, write_timeline};
 use clap::Args;
@@ -11,12 +11,6 @@ use tilepipe::run::{ChildRun, RunOptions, run_isolated};
 use tilepipe::timeline::capture::{TimelineOptions, capture};
 use tilepipe::variant::Variant;
 use tilepipe::{fsio, report};
-
-#[derive(Clone, Copy, clap::ValueEnum)]
-pub enum PeerArg {
-    /// PyTorch eager and torch.compile.
-    Torch,
-}
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -48,13 +42,8 @@ pub struct RunArgs {
     /// request), csv (one row per variant) or json (results.json).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
-    /// Also run the same problem through other tools, validated and timed alike: `torch` (PyTorch
-    /// eager and torch.compile, through --python; skipped with the reason when either is missing).
-    #[arg(long, value_enum)]
-    peers: Option<PeerArg>,
-    /// The Python that runs the torch peers.
-    #[arg(long, default_value = "python3")]
-    python: PathBuf,
+    #[command(flatten)]
+    peers: PeerArgs,
     /// Variants left out (they faulted the process that started this one).
     #[arg(long, hide = true, value_delimiter = ',')]
     exclude: Vec<String>,
@@ -71,11 +60,7 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ..TimingOptions::default()
     };
     if let WorkloadArg::Gemm = a.gpu.workload {
-        if a.peers.is_some() {
-            anyhow::bail!(tilepipe::Error::InvalidArgument(
-                "--peers torch takes the row workloads (rmsnorm, copy); with --workload gemm cuBLAS always runs beside the variants".into()
-            ));
-        }
+        a.peers.refuse_with_gemm()?;
         if a.timeline.is_some() || a.explain_timing {
             anyhow::bail!(tilepipe::Error::InvalidArgument(
                 "--timeline and --explain-timing take the row workloads; allowed with --workload gemm: --m --n --k --layout --dtype --variants --out".into()
@@ -115,7 +100,7 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         explain_timing: a.explain_timing,
         command: std::env::args().collect(),
         exclude: a.exclude,
-        torch_python: a.peers.map(|PeerArg::Torch| a.python.clone()),
+        torch_python: a.peers.torch_python(),
     };
     let h = a.gpu.open()?;
     if let Some(file) = &a.child_results {

@@ -1,6 +1,6 @@
 //! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
 
-use super::args::{Format, GpuArgs, WorkloadArg, bounded};
+use super::args::{Format, GpuArgs, PeerArgs, WorkloadArg, bounded};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -46,6 +46,9 @@ pub struct SweepArgs {
     /// Without copy-only and compute-only probes (no model).
     #[arg(long)]
     no_probes: bool,
+    // at every tile count: by worker 0 under --devices, by the shard that owns each point under --shard
+    #[command(flatten)]
+    peers: PeerArgs,
     /// Output folder: sweep.jsonl and the SVG plots.
     #[arg(long, default_value = "sweep")]
     out: PathBuf,
@@ -74,6 +77,7 @@ pub struct SweepArgs {
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     if let WorkloadArg::Gemm = a.gpu.workload {
+        a.peers.refuse_with_gemm()?;
         let o = GemmSweepOptions {
             m: a.m,
             n: a.n,
@@ -90,6 +94,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     }
     let mut spec = SweepSpec {
         probes: !a.no_probes,
+        peers: a.peers.torch_python().is_some(),
         ..SweepSpec::default()
     };
     for axis in &a.axes {
@@ -108,6 +113,7 @@ pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
         },
         shard: a.shard,
         worker: a.worker,
+        torch_python: a.peers.torch_python(),
     };
     sweep::measure::check(&o, meminfo::available())?;
     fsio::writable_dir(&a.out)?;

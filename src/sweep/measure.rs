@@ -23,6 +23,8 @@ pub struct SweepOptions {
     pub shard: Option<super::shard::Shard>,
     /// Measure only this worker's variants (`sweep --devices`: whole variants per GPU).
     pub worker: Option<super::shard::Shard>,
+    /// `--peers torch`: the Python that runs them (worker 0 measures them).
+    pub torch_python: Option<PathBuf>,
 }
 
 const VALIDATED: &str = "build validated before timing on 4 shapes (small as-given, tail, fewer tiles than stages, strided + offset)";
@@ -176,7 +178,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                     let rec = Record {
                         key: k,
                         variant: p.variant.name.clone(),
-                        mechanism: p.variant.mechanism,
+                        mechanism: Some(p.variant.mechanism),
                         stages: p.variant.stages,
                         only: p.cfg.only,
                         dtype,
@@ -200,18 +202,25 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         } else {
                             PROBE.into()
                         },
-                        gpu: Some(format!(
-                            "GPU {}: {} ({})",
-                            h.info().ordinal,
-                            h.info().name,
-                            h.info().uuid
-                        )),
+                        gpu: Some(super::peers::gpu_of(h)),
+                        peer: None,
                     };
                     append(&o.jsonl, &rec)?;
                     records.push(rec);
                 }
             }
             h.progress.done();
+            if let Some(python) = o.torch_python.as_deref()
+                && o.worker.is_none_or(|w| w.index == 0)
+            {
+                let slice = super::peers::Slice {
+                    dtype,
+                    tile_rows,
+                    tiles: &tile_counts,
+                    ceiling_gbps: ceiling,
+                };
+                super::peers::measure(h, o, python, &slice, &done, &mut records)?;
+            }
         }
     }
     Ok(records)

@@ -4,6 +4,7 @@
 
 pub mod measure;
 pub mod merge;
+pub mod peers;
 pub mod plots;
 pub mod shard;
 pub mod store;
@@ -24,6 +25,9 @@ pub struct SweepSpec {
     pub dtypes: Vec<DType>,
     /// Add copy-only and compute-only probes for the pipeline model.
     pub probes: bool,
+    /// Also measure the torch peers at every tile count (`sweep --peers torch`).
+    #[serde(default)]
+    pub peers: bool,
 }
 
 pub const MECHANISMS: [&str; 8] = [
@@ -46,6 +50,7 @@ impl Default for SweepSpec {
             tile_rows: Vec::new(),
             dtypes: vec![DType::Bf16],
             probes: true,
+            peers: false,
         }
     }
 }
@@ -188,7 +193,8 @@ impl SweepSpec {
 pub struct Record {
     pub key: String,
     pub variant: String,
-    pub mechanism: Mechanism,
+    /// The movement mechanism; None for a peer (torch), which has none of its own.
+    pub mechanism: Option<Mechanism>,
     pub stages: u32,
     /// 0 whole pipeline, 1 copy stage alone, 2 compute stage alone.
     pub only: u32,
@@ -215,6 +221,16 @@ pub struct Record {
     /// The GPU that measured the point: ordinal, name and UUID (older files lack it).
     #[serde(default)]
     pub gpu: Option<String>,
+    /// A peer's version and math (`sweep --peers torch`); None for tilepipe's own variants.
+    #[serde(default)]
+    pub peer: Option<String>,
+}
+
+impl Record {
+    /// One of tilepipe's own variants, not a peer.
+    pub fn is_own(&self) -> bool {
+        self.peer.is_none()
+    }
 }
 
 /// The identity of a point: what `--resume` looks up.
@@ -237,11 +253,11 @@ pub(crate) mod tests {
         Record {
             key: key(variant, only, DType::Bf16, 4096, 2, tiles),
             variant: variant.into(),
-            mechanism: if variant == "sync" {
+            mechanism: Some(if variant == "sync" {
                 Mechanism::Sync
             } else {
                 Mechanism::Cpasync
-            },
+            }),
             stages,
             only,
             dtype: DType::Bf16,
@@ -262,6 +278,7 @@ pub(crate) mod tests {
             clock_warning: None,
             validated: "test".into(),
             gpu: None,
+            peer: None,
         }
     }
 

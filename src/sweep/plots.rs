@@ -100,9 +100,10 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
         .map(|r| r.tiles)
         .max()
         .ok_or("no points")?;
+    // the peers have no stages: they are lines of the other two plots only
     let at: Vec<&Record> = records
         .iter()
-        .filter(|r| r.only == 0 && r.tiles == largest)
+        .filter(|r| r.only == 0 && r.tiles == largest && r.is_own())
         .collect();
     // each GPU's points against that GPU's own sync
     let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
@@ -142,7 +143,7 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
 /// tile count of the same configuration: (comparison, stage times, explanation).
 pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> {
     let mut out = Vec::new();
-    for r in records.iter().filter(|r| r.only == 0) {
+    for r in records.iter().filter(|r| r.only == 0 && r.is_own()) {
         let same =
             |o: &&Record| o.dtype == r.dtype && o.hidden == r.hidden && o.tile_rows == r.tile_rows;
         // The largest grid a build ran with: its resident blocks (persistent grid).

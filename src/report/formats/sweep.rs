@@ -126,12 +126,13 @@ pub fn csv(records: &[Record]) -> String {
         "clock_warning",
         "validated",
         "gpu",
+        "peer",
     ];
     let rows = records.iter().map(|r| {
         vec![
             r.key.clone(),
             r.variant.clone(),
-            r.mechanism.name().into(),
+            r.mechanism.map_or("peer", |m| m.name()).into(),
             r.stages.to_string(),
             r.only.to_string(),
             r.dtype.to_string(),
@@ -153,6 +154,7 @@ pub fn csv(records: &[Record]) -> String {
             r.clock_warning.clone().unwrap_or_default(),
             r.validated.clone(),
             r.gpu.clone().unwrap_or_default(),
+            r.peer.clone().unwrap_or_default(),
         ]
     });
     csv_doc(&header, rows)

@@ -1,0 +1,245 @@
+//! The torch peers at every tile count of a sweep (`sweep --peers torch`): the same rows, dtype and
+//! seed as tilepipe's points, validated against the f64 reference before they are timed, each
+//! that passed appended as a point of its own (no mechanism, no stages: a line of the time and
+//! bandwidth plots, never of the speedup plot or the model).
+
+use super::measure::SweepOptions;
+use super::{Record, append, key};
+use crate::Result;
+use crate::bench::gbps;
+use crate::dtype::DType;
+use crate::harness::{Harness, rotation_sets};
+use crate::peers::{self, PEER_NAMES, TorchRequest};
+use crate::report::Status;
+use crate::report::peer::Peer;
+use crate::workload::{HostData, View};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// "GPU 0: NVIDIA H200 (GPU-...)": the GPU a point was measured on.
+pub fn gpu_of(h: &Harness) -> String {
+    let i = h.info();
+    format!("GPU {}: {} ({})", i.ordinal, i.name, i.uuid)
+}
+
+/// One row tile height of one dtype: what the peers are run on.
+pub struct Slice<'a> {
+    pub dtype: DType,
+    pub tile_rows: usize,
+    /// Sorted tile counts.
+    pub tiles: &'a [usize],
+    pub ceiling_gbps: f64,
+}
+
+/// Runs the peers at each tile count whose points this process owns and has not measured yet,
+/// appending each timed peer to the sweep and to `records`; a peer that failed, could not run or
+/// was not timed is a note with its reason, not a point.
+pub fn measure(
+    h: &Harness,
+    o: &SweepOptions,
+    python: &Path,
+    s: &Slice,
+    done: &BTreeSet<String>,
+    records: &mut Vec<Record>,
+) -> Result<()> {
+    for &n in s.tiles {
+        crate::interrupt::check()?;
+        let key_of = |name: &str| key(name, 0, s.dtype, o.hidden, s.tile_rows, n);
+        let wanted = |k: &String| !done.contains(k) && o.shard.is_none_or(|sh| sh.owns(k));
+        if !PEER_NAMES.iter().map(|p| key_of(p)).any(|k| wanted(&k)) {
+            continue;
+        }
+        h.progress.note(&format!(
+            "torch peers at {n} tiles of {} {} rows",
+            s.tile_rows, s.dtype
+        ));
+        let view = View::new(n * s.tile_rows, o.hidden, None, 0, None, s.dtype)?;
+        let data = HostData::generate(h.workload, view, s.dtype, o.seed);
+        let set_bytes = 2 * view.elements() * s.dtype.size();
+        let sync_ms = records
+            .iter()
+            .find(|r| r.variant == "sync" && r.only == 0 && r.dtype == s.dtype && r.tiles == n)
+            .map(|r| r.median_ms);
+        let req = TorchRequest {
+            python: python.to_path_buf(),
+            device: h.info().ordinal,
+            workload: h.workload.name(),
+            eps: h.workload.eps(),
+            tile_rows: s.tile_rows,
+            buffer_sets: rotation_sets(h.info().l2_bytes as usize, set_bytes),
+            timing: o.timing,
+            ceiling_gbps: Some(s.ceiling_gbps),
+            baseline_ms: sync_ms,
+        };
+        for p in peers::torch(&req, &data) {
+            let k = key_of(&p.name);
+            match point(&p, &data, s, k.clone(), gpu_of(h)) {
+                Ok(rec) if wanted(&k) => {
+                    append(&o.jsonl, &rec)?;
+                    records.push(rec);
+                }
+                Ok(_) => {}
+                Err(why) => h.progress.note(&format!("{} at {n} tiles: {why}", p.name)),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A timed peer as a sweep point, or why it is not one.
+fn point(p: &Peer, data: &HostData, s: &Slice, k: String, gpu: String) -> Result<Record, String> {
+    let t = match (&p.status, &p.timing) {
+        (Status::Passed, Some(t)) => t,
+        (status, _) => {
+            return Err(format!(
+                "{status:?}, not timed: {}",
+                p.detail.as_deref().unwrap_or("no reason given")
+            ));
+        }
+    };
+    let bytes = data.view.bytes_moved(s.dtype);
+    Ok(Record {
+        key: k,
+        variant: p.name.clone(),
+        mechanism: None,
+        stages: 0,
+        only: 0,
+        dtype: s.dtype,
+        hidden: data.view.hidden,
+        tile_rows: s.tile_rows,
+        tiles: data.view.tokens.div_ceil(s.tile_rows),
+        blocks: 0,
+        tiles_per_block: 0,
+        bytes_moved: bytes,
+        median_ms: t.device.median,
+        min_ms: t.device.min,
+        max_ms: t.device.max,
+        rel_stdev: t.device.rel_stdev,
+        host_submit_us: t.host_submit.median,
+        gbps: gbps(bytes, t.device.median),
+        ceiling_gbps: s.ceiling_gbps,
+        sm_clock_mhz: None,
+        clock_warning: None,
+        validated: p
+            .checked
+            .clone()
+            .unwrap_or_else(|| "validated against the f64 reference".into()),
+        gpu: Some(gpu),
+        peer: Some(format!(
+            "{}; {}",
+            p.version.as_deref().unwrap_or("version unknown"),
+            p.math
+        )),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{Summary, Timing};
+    use crate::sweep::plots;
+
+    fn slice() -> Slice<'static> {
+        Slice {
+            dtype: DType::Bf16,
+            tile_rows: 2,
+            tiles: &[8],
+            ceiling_gbps: 4000.0,
+        }
+    }
+
+    fn data() -> HostData {
+        let view = View::new(16, 64, None, 0, None, DType::Bf16).unwrap();
+        HostData::generate(&crate::workload::copy::Copy, view, DType::Bf16, 3)
+    }
+
+    fn timed(name: &str, ms: &[f64]) -> Peer {
+        let mut p = Peer::new(name, Some("torch 2.11.0".into()), "f32 math, one rounding");
+        p.checked = Some("every element against the f64 reference".into());
+        p.timing = Some(Timing {
+            device_ms: ms.to_vec(),
+            device: Summary::of(ms).unwrap(),
+            host_submit_us: vec![5.0; ms.len()],
+            host_submit: Summary::of(&vec![5.0; ms.len()]).unwrap(),
+            warmup: 5,
+            buffer_sets: 1,
+            clocks: None,
+        });
+        p
+    }
+
+    #[test]
+    fn a_timed_peer_is_a_point_without_mechanism_or_stages() {
+        let d = data();
+        let k = key("torch.compile", 0, DType::Bf16, 64, 2, 8);
+        let r = point(
+            &timed("torch.compile", &[0.002, 0.001, 0.003]),
+            &d,
+            &slice(),
+            k.clone(),
+            "GPU 0: X (u)".into(),
+        )
+        .unwrap();
+        assert_eq!(
+            (&r.key, r.variant.as_str(), r.tiles),
+            (&k, "torch.compile", 8)
+        );
+        assert!(r.mechanism.is_none() && !r.is_own() && r.stages == 0);
+        assert_eq!(r.median_ms, 0.002);
+        assert_eq!(r.bytes_moved, 2 * 16 * 64 * 2);
+        assert!((r.gbps - r.bytes_moved as f64 / 0.002e-3 / 1e9).abs() < 1e-9);
+        assert_eq!(
+            r.peer.as_deref(),
+            Some("torch 2.11.0; f32 math, one rounding")
+        );
+        assert_eq!(r.validated, "every element against the f64 reference");
+        // a JSONL line round-trips, and an older line (no `peer`) reads as one of our own
+        let line = serde_json::to_string(&r).unwrap();
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, r);
+        let own = line.replace(",\"peer\":\"torch 2.11.0; f32 math, one rounding\"", "");
+        assert!(serde_json::from_str::<Record>(&own).unwrap().is_own());
+    }
+
+    #[test]
+    fn a_peer_that_failed_or_was_skipped_is_no_point_and_says_why() {
+        let d = data();
+        let mut failed = timed("torch eager", &[0.002]);
+        failed.fail("validation: 12 elements beyond the bound".into());
+        let why = point(&failed, &d, &slice(), "k".into(), "g".into()).unwrap_err();
+        assert!(
+            why.contains("Failed") && why.contains("12 elements"),
+            "{why}"
+        );
+        let skipped = Peer::skipped("torch.compile", "torch is not installed".into());
+        let why = point(&skipped, &d, &slice(), "k".into(), "g".into()).unwrap_err();
+        assert!(why.contains("torch is not installed"), "{why}");
+    }
+
+    /// Peers are lines of the time and bandwidth plots; the speedup plot and the model leave them
+    /// out (they have no stages and no probes).
+    #[test]
+    fn peers_are_drawn_beside_the_variants_but_not_in_the_speedups() {
+        let mut r = vec![
+            crate::sweep::tests::record("sync", 0, 1, 64, 0.02),
+            crate::sweep::tests::record("cpasync-cg16-s2", 0, 2, 64, 0.018),
+        ];
+        let d = View::new(128, 4096, None, 0, None, DType::Bf16).unwrap();
+        let data = HostData::generate(&crate::workload::copy::Copy, d, DType::Bf16, 1);
+        let s = Slice {
+            tiles: &[64],
+            ..slice()
+        };
+        let k = key("torch.compile", 0, DType::Bf16, 4096, 2, 64);
+        r.push(point(&timed("torch.compile", &[0.03]), &data, &s, k, "g".into()).unwrap());
+        assert!(plots::time_per_tile(&r).unwrap().contains("torch.compile"));
+        assert!(plots::bandwidth(&r).unwrap().contains("torch.compile"));
+        let speedup = plots::speedup_vs_stages(&r).unwrap();
+        assert!(speedup.contains("cpasync-cg16") && !speedup.contains("torch"));
+        assert!(
+            plots::model_table(&r)
+                .iter()
+                .all(|(c, _, _)| c.variant != "torch.compile")
+        );
+    }
+}
