@@ -56,6 +56,12 @@ for s in "$@"; do
           $( [ $tr != default ] && echo --tile-rows $tr ) --out "$d/r$tr" > "$d/r$tr.log" 2>&1
         echo "tile rows $tr exit $?"; grep -vE "^\[" "$d/r$tr.log" | grep -E "^│ [a-z]|ceiling" | cut -c1-200
       done ;;
+    sweep-peers)
+      # torch eager and torch.compile as lines of a sweep, beside sync and two pipelines
+      timeout 400 $bin sweep --peers torch --axis mechanism=sync,cpasync,tma --axis stages=2 \
+        --axis tiles=1024,16384,131072 --no-probes --out "$d/sweep" > "$d/sweep.log" 2>&1
+      echo "exit $?"; grep -vE "^\[" "$d/sweep.log" | tail -8 | cut -c1-220
+      grep -c '"peer":"' "$d/sweep/sweep.jsonl" ;;
     direct-check)
       # the direct variant through both row suites, side by side (checks do not time)
       timeout 300 $bin check --variants sync,direct --out "$d/rmsnorm" > "$d/rmsnorm.log" 2>&1 &
