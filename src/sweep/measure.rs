@@ -210,6 +210,9 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                 }
             }
             h.progress.done();
+            // the GPU memory of this height's timing inputs goes back before torch takes its own
+            drop(rot);
+            drop(dd);
             if let Some(python) = o.torch_python.as_deref()
                 && o.worker.is_none_or(|w| w.index == 0)
             {

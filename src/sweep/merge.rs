@@ -50,7 +50,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
                 };
                 if &same != first || s.shard.count != first.shard.count {
                     return Err(Error::InvalidArgument(format!(
-                        "{} and {} are shards of different sweeps (axes, hidden, seed, workload or shard count differ): merge refuses to mix them",
+                        "{} and {} are shards of different sweeps (axes, peers, hidden, seed, workload or shard count differ): merge refuses to mix them",
                         at.display(),
                         path.display()
                     )));

@@ -58,7 +58,12 @@ pub fn measure(
         let set_bytes = 2 * view.elements() * s.dtype.size();
         let sync_ms = records
             .iter()
-            .find(|r| r.variant == "sync" && r.only == 0 && r.dtype == s.dtype && r.tiles == n)
+            .find(|r| {
+                r.variant == "sync"
+                    && r.only == 0
+                    && (r.dtype, r.hidden, r.tile_rows, r.tiles)
+                        == (s.dtype, o.hidden, s.tile_rows, n)
+            })
             .map(|r| r.median_ms);
         let req = TorchRequest {
             python: python.to_path_buf(),
@@ -199,6 +204,33 @@ mod tests {
         assert_eq!(back, r);
         let own = line.replace(",\"peer\":\"torch 2.11.0; f32 math, one rounding\"", "");
         assert!(serde_json::from_str::<Record>(&own).unwrap().is_own());
+    }
+
+    /// Written to the JSONL, a peer point reads back as a point (for the plots, `--resume` and
+    /// `merge`), though the model, which wants stages, never takes it.
+    #[test]
+    fn a_peer_point_survives_the_file() {
+        let d = data();
+        let k = key("torch.compile", 0, DType::Bf16, 64, 2, 8);
+        let peer = point(
+            &timed("torch.compile", &[0.002]),
+            &d,
+            &slice(),
+            k.clone(),
+            "g".into(),
+        )
+        .unwrap();
+        let dir = std::env::temp_dir().join(format!("tilepipe-sweep-peers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("sweep.jsonl");
+        let _ = std::fs::remove_file(&f);
+        append(&f, &crate::sweep::tests::record("sync", 0, 1, 8, 0.01)).unwrap();
+        append(&f, &peer).unwrap();
+        let loaded = crate::sweep::read(&f).unwrap();
+        assert_eq!(loaded.records.len(), 2, "{:?}", loaded.skipped);
+        assert_eq!(loaded.records[1], peer);
+        assert!(crate::sweep::measured(&f).unwrap().contains(&k));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -139,7 +139,12 @@ fn parse(bytes: &[u8]) -> Loaded {
         let why = match std::str::from_utf8(raw) {
             Err(_) => "not UTF-8 text".to_string(),
             Ok(text) => match serde_json::from_str::<Record>(text) {
-                Ok(r) => match crate::model::refusal(r.stages as usize, r.tiles_per_block) {
+                // a peer has no stages or blocks: the model never takes it, and it is a point still
+                Ok(r) => match r
+                    .is_own()
+                    .then(|| crate::model::refusal(r.stages as usize, r.tiles_per_block))
+                    .flatten()
+                {
                     None => {
                         out.records.push(r);
                         continue;
