@@ -4,6 +4,7 @@
 pub mod cases;
 pub mod compare;
 pub mod outcome;
+mod probe_runs;
 pub mod sanitize;
 pub mod suite;
 

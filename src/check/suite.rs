@@ -5,6 +5,7 @@
 
 use super::cases::{self, Case};
 pub use super::outcome::{ControlRuns, SuiteReport, TestResult};
+use super::probe_runs::{Process, Tally};
 use crate::dtype::DType;
 use crate::harness::Harness;
 use crate::report::{Status, VariantResult};
@@ -362,8 +363,9 @@ fn repeated(
 /// How long one probe process of a control may take (a few seconds when nothing hangs).
 const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
-/// Runs a control that may fault the device in `tilepipe probe --runs` child processes: a fault
-/// ends a child (and counts as caught), the next child takes the remaining runs.
+/// Runs a control that may fault the device in `tilepipe probe --runs` child processes: each run
+/// says passed, FAILED or FAULTED (a fault ends its child, and the next child takes the remaining
+/// runs); a child that stops without a verdict catches nothing.
 fn in_child(
     workload: &str,
     v: &Variant,
@@ -372,8 +374,9 @@ fn in_child(
     o: &SuiteOptions,
 ) -> Result<(usize, String)> {
     let exe = std::env::current_exe().map_err(|e| crate::Error::io("current executable", e))?;
-    let (mut done, mut caught, mut first) = (0usize, 0usize, String::new());
-    while done < o.runs {
+    let mut tally = Tally::default();
+    loop {
+        let done = tally.done;
         let c = &case.view;
         let blocks = match case.grid {
             cases::Grid::Fixed(b) => b,
@@ -415,53 +418,21 @@ fn in_child(
             ]);
         let (out, killed) = crate::child::output_within(&mut probe, PROBE_LIMIT)
             .map_err(|e| crate::Error::io(&exe, e))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("run ")).collect();
-        for l in &lines {
-            if !l.contains(": passed") {
-                caught += 1;
-                if first.is_empty() {
-                    first = l.to_string();
-                }
-            }
-        }
-        done += lines.len();
-        if killed || (out.status.success() && lines.is_empty()) {
-            // hung past its bounded waits (or said nothing): the remaining runs did not pass
-            caught += o.runs - done;
-            if first.is_empty() {
-                first = format!(
-                    "run {done}: the probe process {} within {} s{}",
-                    if killed {
-                        "was killed: it did not finish"
-                    } else {
-                        "reported no run"
-                    },
-                    PROBE_LIMIT.as_secs(),
-                    if killed { " (the kernel hung)" } else { "" }
-                );
-            }
+        tally.add(
+            &Process {
+                stdout: &String::from_utf8_lossy(&out.stdout),
+                stderr: &String::from_utf8_lossy(&out.stderr),
+                success: out.status.success(),
+                killed,
+                limit_s: PROBE_LIMIT.as_secs(),
+            },
+            o.runs,
+        );
+        if tally.stopped {
             break;
         }
-        if !out.status.success()
-            && done < o.runs
-            && lines
-                .iter()
-                .all(|l| l.contains(": passed") || l.contains(": FAILED"))
-        {
-            // the child died in the run after its last line: a fault, which the control caused
-            caught += 1;
-            done += 1;
-            if first.is_empty() {
-                first = format!(
-                    "run {}: the launch faulted: {}",
-                    done - 1,
-                    String::from_utf8_lossy(&out.stderr).trim()
-                );
-            }
-        }
     }
-    Ok((caught, first))
+    Ok((tally.caught, tally.first))
 }
 
 fn truncate(s: &str, n: usize) -> String {

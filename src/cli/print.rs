@@ -130,6 +130,11 @@ pub fn probe_run(i: u64, variant: &str, passed: bool, detail: &str) {
     );
 }
 
+/// A probe run whose launch left the context unusable (an illegal address, a trap).
+pub fn probe_faulted(i: u64, variant: &str, detail: &str) {
+    println!("run {i} {variant}: FAULTED: {detail}");
+}
+
 /// The sweep's end: the model and the tail, or the points as one document (and where they are
 /// on stderr).
 pub fn sweep_end(records: &[sweep::Record], jsonl: &std::path::Path, format: Format) {

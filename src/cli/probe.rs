@@ -62,7 +62,14 @@ pub fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
         let (passed, detail) = match r {
             Ok(v) => (v.passed, v.failure.unwrap_or(v.checked_against)),
             Err(e @ tilepipe::Error::WaitTimeout { .. }) => (false, e.to_string()),
-            Err(e) => return Err(e.into()),
+            Err(e) => {
+                // a fault the kernel caused says so before this process ends; any other error
+                // (arguments, a build) is no verdict on the run
+                if !h.healthy() {
+                    print::probe_faulted(i, &a.variant, &e.to_string());
+                }
+                return Err(e.into());
+            }
         };
         print::probe_run(i, &a.variant, passed, &detail);
         all_passed &= passed;
