@@ -9,7 +9,7 @@ use tilepipe::bench::{MAX_REPEATS, TimingOptions};
 use tilepipe::dtype::DType;
 use tilepipe::gemm::sweep::GemmSweepOptions;
 use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
-use tilepipe::sweep::{self, SweepSpec, measure::SweepOptions};
+use tilepipe::sweep::{self, SweepOptions, SweepSpec};
 use tilepipe::workload::gemm::Layout;
 use tilepipe::{child, fsio, meminfo};
 

@@ -1,8 +1,8 @@
 //! Measures a sweep on the GPU: builds validated before any point is timed, the input generated
 //! once at the largest size and timed through prefixes of it, each point appended as it lands.
 
-use super::{Record, SweepSpec, append, key, resume};
-use crate::bench::{self, TimingOptions};
+use super::{PointId, Provenance, Record, SweepOptions, append, key, resume};
+use crate::bench;
 use crate::check::cases;
 use crate::harness::{DeviceData, Harness, tiles};
 use crate::report::{Status, VariantResult};
@@ -10,22 +10,6 @@ use crate::run::{Ready, case_seed, prepare_all, validate_case};
 use crate::variant::{BuildConfig, Variant};
 use crate::workload::View;
 use crate::{Error, Result};
-use std::path::PathBuf;
-
-pub struct SweepOptions {
-    pub spec: SweepSpec,
-    pub hidden: usize,
-    pub seed: u64,
-    pub jsonl: PathBuf,
-    pub resume: bool,
-    pub timing: TimingOptions,
-    /// Measure only this shard's points.
-    pub shard: Option<super::shard::Shard>,
-    /// Measure only this worker's variants (`sweep --devices`: whole variants per GPU).
-    pub worker: Option<super::shard::Shard>,
-    /// `--peers torch`: the Python that runs them (worker 0 measures them).
-    pub torch_python: Option<PathBuf>,
-}
 
 const VALIDATED: &str = "build validated before timing on 4 shapes (small as-given, tail, fewer tiles than stages, strided + offset)";
 /// The timing inputs' random block: larger than the L2 many times over, so that its period never
@@ -174,8 +158,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                     let params = dd.rotated(&h.gpu, p, &v, &mut rot)?;
                     let grid = h.persistent_grid(p, tiles(&v, tile_rows));
                     let t = bench::time_kernel(h, p, grid, &params, &o.timing)?;
-                    let bytes = v.bytes_moved(dtype);
-                    let rec = Record {
+                    let id = PointId {
                         key: k,
                         variant: p.variant.name.clone(),
                         mechanism: Some(p.variant.mechanism),
@@ -187,24 +170,13 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         tiles: n,
                         blocks: grid,
                         tiles_per_block: n.div_ceil(grid as usize),
-                        bytes_moved: bytes,
-                        median_ms: t.device.median,
-                        min_ms: t.device.min,
-                        max_ms: t.device.max,
-                        rel_stdev: t.device.rel_stdev,
-                        host_submit_us: t.host_submit.median,
-                        gbps: bench::gbps(bytes, t.device.median),
-                        ceiling_gbps: ceiling,
-                        sm_clock_mhz: t.clocks.as_ref().and_then(|c| c.sm_range()),
-                        clock_warning: t.clocks.as_ref().and_then(|c| c.warning.clone()),
-                        validated: if p.cfg.only == 0 {
-                            VALIDATED.into()
-                        } else {
-                            PROBE.into()
-                        },
-                        gpu: Some(super::peers::gpu_of(h)),
+                    };
+                    let from = Provenance {
+                        validated: if p.cfg.only == 0 { VALIDATED } else { PROBE }.into(),
+                        gpu: super::peers::gpu_of(h),
                         peer: None,
                     };
+                    let rec = Record::measured(id, &t, v.bytes_moved(dtype), ceiling, from);
                     append(&o.jsonl, &rec)?;
                     records.push(rec);
                 }

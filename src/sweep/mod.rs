@@ -11,10 +11,12 @@ pub mod store;
 
 pub use store::{Loaded, Resumed, Skipped, append, measured, read, resume};
 
+use crate::bench::{TimingOptions, stats::Timing};
 use crate::dtype::DType;
 use crate::variant::{Mechanism, Variant};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SweepSpec {
@@ -188,6 +190,45 @@ impl SweepSpec {
     }
 }
 
+/// A sweep as measured on one GPU: the spec, the problem's constants, where the points go and
+/// which of them this process measures.
+pub struct SweepOptions {
+    pub spec: SweepSpec,
+    pub hidden: usize,
+    pub seed: u64,
+    pub jsonl: PathBuf,
+    pub resume: bool,
+    pub timing: TimingOptions,
+    /// Measure only this shard's points.
+    pub shard: Option<shard::Shard>,
+    /// Measure only this worker's variants (`sweep --devices`: whole variants per GPU).
+    pub worker: Option<shard::Shard>,
+    /// `--peers torch`: the Python that runs them (worker 0 measures them).
+    pub torch_python: Option<PathBuf>,
+}
+
+/// What a point is, before it is measured.
+pub struct PointId {
+    pub key: String,
+    pub variant: String,
+    pub mechanism: Option<Mechanism>,
+    pub stages: u32,
+    pub only: u32,
+    pub dtype: DType,
+    pub hidden: usize,
+    pub tile_rows: usize,
+    pub tiles: usize,
+    pub blocks: u32,
+    pub tiles_per_block: usize,
+}
+
+/// How a point was validated, where it ran, and which peer it is (None: one of ours).
+pub struct Provenance {
+    pub validated: String,
+    pub gpu: String,
+    pub peer: Option<String>,
+}
+
 /// One measured point, as appended to the JSONL file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -227,6 +268,42 @@ pub struct Record {
 }
 
 impl Record {
+    /// The point `id` as timed by `t`, moving `bytes` per launch.
+    pub fn measured(
+        id: PointId,
+        t: &Timing,
+        bytes: u64,
+        ceiling_gbps: f64,
+        from: Provenance,
+    ) -> Record {
+        Record {
+            key: id.key,
+            variant: id.variant,
+            mechanism: id.mechanism,
+            stages: id.stages,
+            only: id.only,
+            dtype: id.dtype,
+            hidden: id.hidden,
+            tile_rows: id.tile_rows,
+            tiles: id.tiles,
+            blocks: id.blocks,
+            tiles_per_block: id.tiles_per_block,
+            bytes_moved: bytes,
+            median_ms: t.device.median,
+            min_ms: t.device.min,
+            max_ms: t.device.max,
+            rel_stdev: t.device.rel_stdev,
+            host_submit_us: t.host_submit.median,
+            gbps: crate::bench::gbps(bytes, t.device.median),
+            ceiling_gbps,
+            sm_clock_mhz: t.clocks.as_ref().and_then(|c| c.sm_range()),
+            clock_warning: t.clocks.as_ref().and_then(|c| c.warning.clone()),
+            validated: from.validated,
+            gpu: Some(from.gpu),
+            peer: from.peer,
+        }
+    }
+
     /// One of tilepipe's own variants, not a peer.
     pub fn is_own(&self) -> bool {
         self.peer.is_none()

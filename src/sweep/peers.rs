@@ -3,10 +3,8 @@
 //! that passed appended as a point of its own (no mechanism, no stages: a line of the time and
 //! bandwidth plots, never of the speedup plot or the model).
 
-use super::measure::SweepOptions;
-use super::{Record, append, key};
+use super::{PointId, Provenance, Record, SweepOptions, append, key};
 use crate::Result;
-use crate::bench::gbps;
 use crate::dtype::DType;
 use crate::harness::{Harness, rotation_sets};
 use crate::peers::{self, PEER_NAMES, TorchRequest};
@@ -102,8 +100,7 @@ fn point(p: &Peer, data: &HostData, s: &Slice, k: String, gpu: String) -> Result
             ));
         }
     };
-    let bytes = data.view.bytes_moved(s.dtype);
-    Ok(Record {
+    let id = PointId {
         key: k,
         variant: p.name.clone(),
         mechanism: None,
@@ -115,27 +112,21 @@ fn point(p: &Peer, data: &HostData, s: &Slice, k: String, gpu: String) -> Result
         tiles: data.view.tokens.div_ceil(s.tile_rows),
         blocks: 0,
         tiles_per_block: 0,
-        bytes_moved: bytes,
-        median_ms: t.device.median,
-        min_ms: t.device.min,
-        max_ms: t.device.max,
-        rel_stdev: t.device.rel_stdev,
-        host_submit_us: t.host_submit.median,
-        gbps: gbps(bytes, t.device.median),
-        ceiling_gbps: s.ceiling_gbps,
-        sm_clock_mhz: None,
-        clock_warning: None,
+    };
+    let from = Provenance {
         validated: p
             .checked
             .clone()
             .unwrap_or_else(|| "validated against the f64 reference".into()),
-        gpu: Some(gpu),
+        gpu,
         peer: Some(format!(
             "{}; {}",
             p.version.as_deref().unwrap_or("version unknown"),
             p.math
         )),
-    })
+    };
+    let bytes = data.view.bytes_moved(s.dtype);
+    Ok(Record::measured(id, t, bytes, s.ceiling_gbps, from))
 }
 
 #[cfg(test)]
