@@ -156,7 +156,9 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         continue;
                     }
                     let params = dd.rotated(&h.gpu, p, &v, &mut rot)?;
-                    let grid = h.persistent_grid(p, tiles(&v, tile_rows));
+                    // a variant with a tile size of its own walks its own tiles of these rows
+                    let own_tiles = tiles(&v, p.cfg.tile_rows);
+                    let grid = h.persistent_grid(p, own_tiles);
                     let t = bench::time_kernel(h, p, grid, &params, &o.timing)?;
                     let id = PointId {
                         key: k,
@@ -169,7 +171,7 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                         tile_rows,
                         tiles: n,
                         blocks: grid,
-                        tiles_per_block: n.div_ceil(grid as usize),
+                        tiles_per_block: own_tiles.div_ceil(grid as usize),
                     };
                     let from = Provenance {
                         validated: if p.cfg.only == 0 { VALIDATED } else { PROBE }.into(),
