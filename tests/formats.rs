@@ -221,17 +221,19 @@ fn peers_sit_in_every_format_beside_the_variants() {
 
 #[test]
 fn peers_are_refused_beside_the_gemm_with_the_reason() {
-    let out = Command::cargo_bin("tilepipe")
-        .unwrap()
-        .args(["run", "--workload", "gemm", "--peers", "torch"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--peers torch takes the row workloads"),
-        "{err}"
-    );
+    for cmd in ["run", "sweep"] {
+        let out = Command::cargo_bin("tilepipe")
+            .unwrap()
+            .args([cmd, "--workload", "gemm", "--peers", "torch"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("--peers torch takes the row workloads"),
+            "{cmd}: {err}"
+        );
+    }
 }
 
 #[test]
