@@ -196,7 +196,8 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
                     tiles: &tile_counts,
                     ceiling_gbps: ceiling,
                 };
-                super::peers::measure(h, o, python, &slice, &done, &mut records)?;
+                let ctx = super::peers::Context::of(h);
+                super::peers::measure(&ctx, o, python, &slice, &done, &mut records)?;
             }
         }
     }

@@ -8,9 +8,10 @@ use crate::Result;
 use crate::dtype::DType;
 use crate::harness::{Harness, rotation_sets};
 use crate::peers::{self, PEER_NAMES, TorchRequest};
+use crate::progress::Progress;
 use crate::report::Status;
 use crate::report::peer::Peer;
-use crate::workload::{HostData, View};
+use crate::workload::{HostData, View, Workload};
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -18,6 +19,28 @@ use std::path::Path;
 pub fn gpu_of(h: &Harness) -> String {
     let i = h.info();
     format!("GPU {}: {} ({})", i.ordinal, i.name, i.uuid)
+}
+
+/// What the peers need of the GPU the sweep runs on (nothing that needs the GPU itself).
+pub struct Context<'a> {
+    pub workload: &'static dyn Workload,
+    pub device: usize,
+    pub l2_bytes: usize,
+    /// The GPU, as every point names it.
+    pub gpu: String,
+    pub progress: &'a Progress,
+}
+
+impl<'a> Context<'a> {
+    pub fn of(h: &'a Harness) -> Context<'a> {
+        Context {
+            workload: h.workload,
+            device: h.info().ordinal,
+            l2_bytes: h.info().l2_bytes as usize,
+            gpu: gpu_of(h),
+            progress: &h.progress,
+        }
+    }
 }
 
 /// One row tile height of one dtype: what the peers are run on.
@@ -33,7 +56,7 @@ pub struct Slice<'a> {
 /// appending each timed peer to the sweep and to `records`; a peer that failed, could not run or
 /// was not timed is a note with its reason, not a point.
 pub fn measure(
-    h: &Harness,
+    h: &Context,
     o: &SweepOptions,
     python: &Path,
     s: &Slice,
@@ -65,18 +88,18 @@ pub fn measure(
             .map(|r| r.median_ms);
         let req = TorchRequest {
             python: python.to_path_buf(),
-            device: h.info().ordinal,
+            device: h.device,
             workload: h.workload.name(),
             eps: h.workload.eps(),
             tile_rows: s.tile_rows,
-            buffer_sets: rotation_sets(h.info().l2_bytes as usize, set_bytes),
+            buffer_sets: rotation_sets(h.l2_bytes, set_bytes),
             timing: o.timing,
             ceiling_gbps: Some(s.ceiling_gbps),
             baseline_ms: sync_ms,
         };
         for p in peers::torch(&req, &data) {
             let k = key_of(&p.name);
-            match point(&p, &data, s, k.clone(), gpu_of(h)) {
+            match point(&p, &data, s, k.clone(), h.gpu.clone()) {
                 Ok(rec) if wanted(&k) => {
                     append(&o.jsonl, &rec)?;
                     records.push(rec);
@@ -237,6 +260,89 @@ mod tests {
         let skipped = Peer::skipped("torch.compile", "torch is not installed".into());
         let why = point(&skipped, &d, &slice(), "k".into(), "g".into()).unwrap_err();
         assert!(why.contains("torch is not installed"), "{why}");
+    }
+
+    /// The whole loop against a stand-in for Python: each peer timed once per tile count, appended
+    /// to the file; a resumed sweep starts no session for points it has; shards split the peers'
+    /// points between them exactly.
+    #[test]
+    fn peers_are_measured_once_per_owned_point() {
+        use crate::sweep::shard::Shard;
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for n in [2usize, 4] {
+            // a dense view: the copy's exact output is the input allocation itself
+            let view = View::new(n * 2, 64, None, 0, None, DType::Bf16).unwrap();
+            let x = HostData::generate(&crate::workload::copy::Copy, view, DType::Bf16, 1).x;
+            std::fs::write(d.join(format!("{n}.bin")), x).unwrap();
+        }
+        let py = d.join("python");
+        // answers for both peers with the output of the tile count the spec asks for
+        let script = r#"#!/bin/sh
+read spec
+echo called >> DIR/calls
+case "$spec" in *'"tokens":4'[,}]*) n=2;; *) n=4;; esac
+p='"version":"torch 9","math":"m","out":"DIR/'$n'.bin"'
+echo '{"event":"outputs","peers":[{"name":"torch eager",'$p'},{"name":"torch.compile",'$p'}]}'
+read t
+s='"device_ms":[0.01,0.011],"host_submit_us":[5,6],"warmup":5,"buffer_sets":1'
+echo '{"event":"timings","peers":[{"name":"torch eager",'$s'},{"name":"torch.compile",'$s'}]}'
+"#
+        .replace("DIR", &d.display().to_string());
+        std::fs::write(&py, script).unwrap();
+        std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let progress = Progress::silent();
+        let ctx = Context {
+            workload: &crate::workload::copy::Copy,
+            device: 0,
+            l2_bytes: 1 << 20,
+            gpu: "GPU 0: test (GPU-0)".into(),
+            progress: &progress,
+        };
+        let s = Slice {
+            tiles: &[2, 4],
+            ..slice()
+        };
+        let opts = |file: &str, shard: Option<Shard>| SweepOptions {
+            spec: Default::default(),
+            hidden: 64,
+            seed: 1,
+            jsonl: d.join(file),
+            resume: true,
+            timing: Default::default(),
+            shard,
+            worker: None,
+            torch_python: Some(py.clone()),
+        };
+        let calls = || {
+            std::fs::read_to_string(d.join("calls"))
+                .unwrap_or_default()
+                .lines()
+                .count()
+        };
+        let o = opts("all.jsonl", None);
+        let mut records = Vec::new();
+        measure(&ctx, &o, &py, &s, &BTreeSet::new(), &mut records).unwrap();
+        assert_eq!(records.len(), 4, "two peers at two tile counts");
+        assert!(records.iter().all(|r| r.median_ms > 0.0 && !r.is_own()));
+        assert_eq!(calls(), 2);
+        let written = crate::sweep::measured(&o.jsonl).unwrap();
+        assert_eq!(written.len(), 4);
+        let mut again = Vec::new();
+        measure(&ctx, &o, &py, &s, &written, &mut again).unwrap();
+        assert!(again.is_empty());
+        assert_eq!(calls(), 2, "no session for points already measured");
+        let mut split = BTreeSet::new();
+        for index in 0..2 {
+            let o = opts(&format!("s{index}.jsonl"), Some(Shard { index, count: 2 }));
+            let mut mine = Vec::new();
+            measure(&ctx, &o, &py, &s, &BTreeSet::new(), &mut mine).unwrap();
+            for r in mine {
+                assert!(split.insert(r.key), "a point in two shards");
+            }
+        }
+        assert_eq!(split, written, "the shards' points are the sweep's");
     }
 
     /// Peers are lines of the time and bandwidth plots; the speedup plot and the model leave them
