@@ -37,13 +37,14 @@ struct RowTiles {
     static constexpr bool ZERO_FILL = false;  // every unit lies inside the view
 
     const RowParams& p;
-    int first, G;
 
-    __device__ __forceinline__ RowTiles(const RowParams& params) : p(params), first(blockIdx.x), G(gridDim.x) {}
+    __device__ __forceinline__ RowTiles(const RowParams& params) : p(params) {}
 
+    // blockIdx.x and gridDim.x read where they are used, not kept in members: NVRTC keeps them
+    // (and the tile and row addresses made of them) in uniform registers then
     __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
-    __device__ __forceinline__ int tile(int k) const { return first + k * G; }
-    __device__ __forceinline__ int steps() const { return (p.ntiles - first + G - 1) / G; }
+    __device__ __forceinline__ int tile(int k) const { return blockIdx.x + k * gridDim.x; }
+    __device__ __forceinline__ int steps() const { return (p.ntiles - blockIdx.x + gridDim.x - 1) / gridDim.x; }
     __device__ __forceinline__ bool has(int k) const { return tile(k) < p.ntiles; }
 
     // Rows in tile t: TILE_ROWS, fewer in the tail tile.
