@@ -11,11 +11,17 @@
 #ifndef EPS
 #define EPS 1e-6f
 #endif
-#define NV ((NVEC_ROW + CONSUMERS - 1) / CONSUMERS)  // vectors per consumer thread per row
+// The threads the row reduction is laid out for: the run's consumers. A direct build may run FOLD
+// times fewer threads (pipeline/pipeline.cuh), each doing the work of FOLD of them, so it has FOLD
+// times the loads in flight per thread and still sums in the same order, bit for bit.
+#define RED_THREADS (CONSUMERS * FOLD)
+#define NWARPS_R (RED_THREADS / 32)
+#define NV ((NVEC_ROW + RED_THREADS - 1) / RED_THREADS)  // vectors per reduction thread per row
+#define NQ (FOLD * NV)                                   // vectors per thread per row
 // Where the slot is the tile in global memory (direct), the second pass reuses the vectors the
 // first one loaded, held in registers where they fit in 32, instead of a second trip to L1/L2. A
 // slot in shared memory is re-read: holding it would cost staged builds registers and occupancy.
-#define KEEP_TILE (MECH == MECH_DIRECT && TILE_ROWS * NV <= 8)
+#define KEEP_TILE (MECH == MECH_DIRECT && TILE_ROWS * NQ <= 8)
 
 // tanh form: gelu(v) = v * sigmoid(2u) = v / (1 + 2^(-2u log2 e)), u = sqrt(2/pi) (v + 0.044715 v^3),
 // folded to v / (1 + 2^(v (C1 + C2 v^2))): three FP32 operations, two special-function ones, one add.
@@ -26,16 +32,20 @@ __device__ __forceinline__ float gelu(float v) {
     return v * rcp_approx(1.0f + e);
 }
 
+// Vector q (0 <= q < NQ) of consumer thread ctid in a row: the i-th vector of reduction thread
+// ctid + f * CONSUMERS, for q = f * NV + i.
+__device__ __forceinline__ int vec_of(int ctid, int q) { return ctid + (q / NV) * CONSUMERS + (q % NV) * RED_THREADS; }
+
 struct RmsNorm : RowTiles {
     // packed in registers (16 bytes per vector), unpacked where it is used; a build that holds its
     // tile instead rereads gamma from L1, so that the tile costs it no occupancy
-    uint4 gamma[KEEP_TILE ? 1 : NV];
+    uint4 gamma[KEEP_TILE ? 1 : NQ];
 
     __device__ __forceinline__ RmsNorm(const RowParams& params) : RowTiles(params) {
         const int ctid = threadIdx.x < CONSUMERS ? threadIdx.x : 0;
 #pragma unroll
-        for (int i = 0; i < NV; ++i)
-            if (!KEEP_TILE) gamma[KEEP_TILE ? 0 : i] = gamma_at(ctid + i * CONSUMERS);
+        for (int q = 0; q < NQ; ++q)
+            if (!KEEP_TILE) gamma[KEEP_TILE ? 0 : q] = gamma_at(vec_of(ctid, q));
     }
 
     __device__ __forceinline__ uint4 gamma_at(int v) const {
@@ -50,36 +60,39 @@ struct RmsNorm : RowTiles {
 #if ONLY == 1
         return;
 #endif
-        __shared__ float red[2][TILE_ROWS][NWARPS_C];  // double-buffered by step parity
+        __shared__ float red[2][TILE_ROWS][NWARPS_R];  // double-buffered by step parity
         const long long pitch = slot_pitch<IN_PLACE>();
         const int t = tile(k), rows = tile_rows(t);
         const int warp = ctid >> 5, lane = ctid & 31;
         const auto load = [&](int r, int v) { return reinterpret_cast<const uint4*>(slot_bytes + r * pitch)[v]; };
         // held: every load of the tile issued before the first row's reduction waits on any
-        uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NV : 1];
+        uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NQ : 1];
 #pragma unroll
         for (int r = 0; r < (KEEP_TILE ? TILE_ROWS : 0); ++r)
 #pragma unroll
-            for (int i = 0; i < NV; ++i)
-                if (r < rows && ctid + i * CONSUMERS < NVEC_ROW) kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] = load(r, ctid + i * CONSUMERS);
+            for (int q = 0; q < NQ; ++q)
+                if (r < rows && vec_of(ctid, q) < NVEC_ROW) kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] = load(r, vec_of(ctid, q));
+        const auto vec = [&](int r, int q) { return KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] : load(r, vec_of(ctid, q)); };
 #pragma unroll
         for (int r = 0; r < TILE_ROWS; ++r) {
-            float acc = 0.0f;
-            if (r < rows) {
 #pragma unroll
-                for (int i = 0; i < NV; ++i) {
-                    const int v = ctid + i * CONSUMERS;
-                    if (v < NVEC_ROW) {
-                        float f[VEC];
-                        unpack(KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] : load(r, v), f);
+            for (int f = 0; f < FOLD; ++f) {
+                float acc = 0.0f;
+                if (r < rows) {
 #pragma unroll
-                        for (int j = 0; j < VEC; ++j) acc = fmaf(f[j], f[j], acc);
+                    for (int i = 0; i < NV; ++i) {
+                        if (vec_of(ctid, f * NV + i) < NVEC_ROW) {
+                            float x[VEC];
+                            unpack(vec(r, f * NV + i), x);
+#pragma unroll
+                            for (int j = 0; j < VEC; ++j) acc = fmaf(x[j], x[j], acc);
+                        }
                     }
                 }
-            }
 #pragma unroll
-            for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
-            if (lane == 0) red[k & 1][r][warp] = acc;
+                for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+                if (lane == 0) red[k & 1][r][warp + f * NWARPS_C] = acc;
+            }
         }
         named_barrier_sync(1, CONSUMERS);
         between();
@@ -89,19 +102,19 @@ struct RmsNorm : RowTiles {
             if (r < rows) {
                 float ss = 0.0f;
 #pragma unroll
-                for (int w = 0; w < NWARPS_C; ++w) ss += red[k & 1][r][w];  // fixed order: bit-exact everywhere
+                for (int w = 0; w < NWARPS_R; ++w) ss += red[k & 1][r][w];  // fixed order: bit-exact everywhere
                 const float inv = rsqrtf(ss / (float)HIDDEN + EPS);
                 elem_t* out = p.y + (long long)(t * TILE_ROWS + r) * HIDDEN;
 #pragma unroll
-                for (int i = 0; i < NV; ++i) {
-                    const int v = ctid + i * CONSUMERS;
+                for (int q = 0; q < NQ; ++q) {
+                    const int v = vec_of(ctid, q);
                     if (v < NVEC_ROW) {
-                        float f[VEC], gf[VEC];
-                        unpack(KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? i : 0] : load(r, v), f);
-                        unpack(KEEP_TILE ? gamma_at(v) : gamma[KEEP_TILE ? 0 : i], gf);
+                        float x[VEC], g[VEC];
+                        unpack(vec(r, q), x);
+                        unpack(KEEP_TILE ? gamma_at(v) : gamma[KEEP_TILE ? 0 : q], g);
 #pragma unroll
-                        for (int j = 0; j < VEC; ++j) f[j] = gelu(f[j] * inv * gf[j]);
-                        st_global_cs_v4(reinterpret_cast<uint4*>(out) + v, pack(f));
+                        for (int j = 0; j < VEC; ++j) x[j] = gelu(x[j] * inv * g[j]);
+                        st_global_cs_v4(reinterpret_cast<uint4*>(out) + v, pack(x));
                     }
                 }
             }

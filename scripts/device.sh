@@ -45,8 +45,25 @@ for s in "$@"; do
         set -- $(echo "$spec" | tr , ' ')
         name=$1-$2x$3
         timeout ${PEER_TIMEOUT:-200} $bin run --peers torch --dtype $1 --tokens $2 --hidden $3 \
-          ${PEER_VARIANTS:+--variants $PEER_VARIANTS} --out "$d/$name" > "$d/$name.log" 2>&1
+          ${PEER_TILE_ROWS:+--tile-rows $PEER_TILE_ROWS} ${PEER_VARIANTS:+--variants $PEER_VARIANTS} --out "$d/$name" > "$d/$name.log" 2>&1
         echo "$spec exit $?"; grep -vE "^\[" "$d/$name.log" | grep -E "^│ [a-z]|ceiling|ABOVE|peer\)|FAILED|ERROR" | cut -c1-220
+      done ;;
+    torch-code)
+      # the Triton kernels torch.compile generates for the RMSNorm peer (TORCH_LOGS=output_code),
+      # with their launch grid and meta-parameters (TORCH_CODE_SPECS: dtype,tokens,hidden)
+      for spec in ${TORCH_CODE_SPECS:-f32,65536,8192 bf16,262144,4096}; do
+        set -- $(echo "$spec" | tr , ' ')
+        TORCH_LOGS=output_code timeout 120 python3 -c "
+import sys, torch
+sys.path.insert(0, 'src/peers')
+import torch_peer
+dt = {'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16}['$1']
+x = torch.randn($2, $3, device='cuda').to(dt)
+g = torch.rand($3, device='cuda').to(dt)
+torch.compile(torch_peer.rmsnorm, dynamic=False)(x, g, 1e-6)
+torch.cuda.synchronize()
+" > "$d/$1-$2x$3.log" 2>&1
+        echo "$spec exit $?"; grep -E "num_warps|XBLOCK|R0_BLOCK|RBLOCK|triton_(per|red)|grid|eviction" "$d/$1-$2x$3.log" | sort | uniq -c | sort -rn | head -12 | cut -c1-200
       done ;;
     small)
       # every variant at a small problem (4099 x 3072 bf16: 25 MB in, fill and drain dominate), at

@@ -39,6 +39,13 @@
 #ifndef WS
 #define WS 0
 #endif
+// Direct only: each thread does the work of FOLD of the compute body's threads, in a block of
+// CONSUMERS = the run's consumers / FOLD (more loads in flight per thread; the compute body keeps
+// its summation order, see rmsnorm.cu's RED_THREADS).
+#ifndef FOLD
+#define FOLD 1
+#endif
+static_assert(FOLD == 1 || MECH == MECH_DIRECT, "only direct folds threads: a staged pipeline's copies follow CONSUMERS");
 // The producer's threads when WS: one warp, or a warpgroup where registers are handed over
 // (setmaxnreg works on whole warpgroups; its other three warps leave at once).
 #ifndef PRODUCER_THREADS

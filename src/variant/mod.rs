@@ -30,6 +30,15 @@ pub struct Variant {
     /// per-thread copies want small tiles and several blocks per SM.
     #[serde(default)]
     pub tile_kib: Option<u32>,
+    /// Direct only: each thread does the work of `fold` of the run's consumer threads, in a block
+    /// `fold` times smaller, so it has `fold` times the loads in flight; the compute body keeps the
+    /// run's summation order (and so `sync`'s results, bit for bit).
+    #[serde(default = "one")]
+    pub fold: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl Variant {
@@ -44,6 +53,19 @@ impl Variant {
             warp_specialized: false,
             control: None,
             tile_kib: None,
+            fold: 1,
+        }
+    }
+
+    /// Direct with `fold` tile vectors per thread for each one of the run's (1, 2 or 4).
+    pub fn direct(fold: u32) -> Variant {
+        let name = match fold {
+            1 => "direct".to_string(),
+            f => format!("direct-x{f}"),
+        };
+        Variant {
+            fold,
+            ..Variant::new(&name, Mechanism::Direct, 1, 16)
         }
     }
 
@@ -58,15 +80,20 @@ impl Variant {
 
     /// The build configuration of this variant within a run configured as `cfg`. Direct takes
     /// the run's tile height like the staged variants (its compute body walks the tile's rows at
-    /// X's stride), and keeps the run's consumer count: the compute body's reduction order
-    /// follows it, and a block sized otherwise (four vectors per thread for bf16 rows of 4096)
-    /// rounded differently from `sync` and failed bit-for-bit validation.
+    /// X's stride). Its block has the run's consumers / fold threads: the compute body still lays
+    /// its reduction out for the run's consumers (a block sized otherwise without folding, four
+    /// vectors per thread for bf16 rows of 4096, rounded differently from `sync` and failed
+    /// bit-for-bit validation).
     pub fn config(&self, cfg: &BuildConfig) -> BuildConfig {
-        let tile_rows = match (self.mechanism, self.tile_kib) {
-            (_, Some(kib)) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
-            (_, None) => cfg.tile_rows,
+        let tile_rows = match self.tile_kib {
+            Some(kib) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
+            None => cfg.tile_rows,
         };
-        BuildConfig { tile_rows, ..*cfg }
+        BuildConfig {
+            tile_rows,
+            consumers: cfg.consumers / self.fold,
+            ..*cfg
+        }
     }
 
     pub fn cpasync(stages: u32, bytes: u32) -> Variant {
@@ -121,7 +148,7 @@ impl Variant {
         match mechanism {
             Mechanism::Sync => Variant::new("sync", mechanism, 1, 16),
             Mechanism::Regprefetch => Variant::new("regprefetch", mechanism, 2, 16),
-            Mechanism::Direct => Variant::new("direct", mechanism, 1, 16),
+            Mechanism::Direct => Variant::direct(1),
             Mechanism::Cpasync => Variant::cpasync(stages, 16),
             Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => {
                 Variant::mca(mechanism, McaForm::Aligned16, stages)
@@ -136,7 +163,9 @@ impl Variant {
         vec![
             Variant::new("sync", Sync, 1, 16),
             Variant::new("regprefetch", Regprefetch, 2, 16),
-            Variant::new("direct", Direct, 1, 16),
+            Variant::direct(1),
+            Variant::direct(2),
+            Variant::direct(4),
             Variant::cpasync(2, 16),
             Variant::cpasync(3, 16),
             Variant::cpasync(4, 16),
@@ -307,7 +336,13 @@ impl Variant {
             Mechanism::MemcpyAsyncBarrier => format!(
                 "cuda::barrier per slot ({s}): arrive_and_wait (all arrivals + copy completion); bar.sync before refill"
             ),
-            Mechanism::Direct => "no staging: each thread loads its vectors of the tile straight into registers; the compute body's own barrier orders the row reduction".into(),
+            Mechanism::Direct => format!(
+                "no staging: each thread loads its vectors of the tile straight into registers{}; the compute body's own barrier orders the row reduction",
+                match self.fold {
+                    1 => String::new(),
+                    f => format!(" (a block of {} threads, each doing the work of {f})", cfg.consumers),
+                }
+            ),
             Mechanism::Bulk | Mechanism::Tma => format!(
                 "mbarrier full[s]: expect_tx + complete_tx, consumers wait parity (k/{s})&1; empty[s]: arrive count {} (one per consumer warp), {} waits parity before refill",
                 cfg.consumers / 32,
@@ -372,6 +407,7 @@ impl Variant {
             format!("-DSTRESS={}", cfg.stress),
             format!("-DTRACE_TILES={}", cfg.trace_tiles),
             format!("-DONLY={}", cfg.only),
+            format!("-DFOLD={}", self.fold),
         ];
         if let Some(f) = self.mca_form {
             d.push(format!("-DMCA_FORM={}", f.code()));
