@@ -73,6 +73,11 @@ torch.cuda.synchronize()
           $( [ $tr != default ] && echo --tile-rows $tr ) --out "$d/r$tr" > "$d/r$tr.log" 2>&1
         echo "tile rows $tr exit $?"; grep -vE "^\[" "$d/r$tr.log" | grep -E "^│ [a-z]|ceiling" | cut -c1-200
       done ;;
+    small-copy)
+      # movement alone at the small problem: the copy workload's variants beside cuMemcpyDtoD
+      timeout 100 $bin run --workload copy --dtype bf16 --tokens 4099 --hidden 3072 --tile-rows 1 \
+        --variants sync,direct,cpasync-cg16-s2,bulk-s2,tma-s2 --out "$d" > "$d/run.log" 2>&1
+      echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling" | cut -c1-200 ;;
     sweep-peers)
       # torch eager and torch.compile as lines of a sweep, beside sync and two pipelines
       timeout 400 $bin sweep --peers torch --axis mechanism=sync,cpasync,tma --axis stages=2 \
@@ -81,8 +86,8 @@ torch.cuda.synchronize()
       grep -c '"peer":"' "$d/sweep/sweep.jsonl" ;;
     direct-check)
       # the direct variant through both row suites, side by side (checks do not time)
-      timeout 300 $bin check --variants sync,direct --out "$d/rmsnorm" > "$d/rmsnorm.log" 2>&1 &
-      timeout 300 $bin check --workload copy --variants sync,direct --out "$d/copy" > "$d/copy.log" 2>&1 &
+      timeout ${DIRECT_CHECK_TIMEOUT:-300} $bin check --variants sync,direct --out "$d/rmsnorm" > "$d/rmsnorm.log" 2>&1 &
+      timeout ${DIRECT_CHECK_TIMEOUT:-300} $bin check --workload copy --variants sync,direct --out "$d/copy" > "$d/copy.log" 2>&1 &
       wait
       for w in rmsnorm copy; do echo "--- $w"; grep -E "^FAIL|passed, |direct.*(sass|occupancy)" "$d/$w.log" | cut -c1-250 | tail -12; done ;;
     gemm-mca)
