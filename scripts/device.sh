@@ -49,29 +49,29 @@ for s in "$@"; do
         echo "$spec exit $?"; grep -vE "^\[" "$d/$name.log" | grep -E "^│ [a-z]|ceiling|ABOVE|peer\)|FAILED|ERROR" | cut -c1-220
       done ;;
     torch-code)
-      # the Triton kernels torch.compile generates for the RMSNorm peer (TORCH_LOGS=output_code),
-      # with their launch grid and meta-parameters (TORCH_CODE_SPECS: dtype,tokens,hidden)
+      # the Triton kernels torch.compile generates for the RMSNorm peer (TORCH_LOGS=output_code and
+      # their PTX), then Nsight Compute on one launch of it (TORCH_CODE_SPECS: dtype,tokens,hidden)
       for spec in ${TORCH_CODE_SPECS:-f32,65536,8192 bf16,262144,4096}; do
-        set -- $(echo "$spec" | tr , ' ')
-        TORCH_LOGS=output_code timeout 120 python3 -c "
-import sys, torch
-sys.path.insert(0, 'src/peers')
-import torch_peer
-dt = {'f32': torch.float32, 'f16': torch.float16, 'bf16': torch.bfloat16}['$1']
-x = torch.randn($2, $3, device='cuda').to(dt)
-g = torch.rand($3, device='cuda').to(dt)
-torch.compile(torch_peer.rmsnorm, dynamic=False)(x, g, 1e-6)
-torch.cuda.synchronize()
-" > "$d/$1-$2x$3.log" 2>&1
-        echo "$spec exit $?"; grep -E "num_warps|XBLOCK|R0_BLOCK|RBLOCK|triton_(per|red)|grid|eviction" "$d/$1-$2x$3.log" | sort | uniq -c | sort -rn | head -12 | cut -c1-200
+        set -- $(echo "$spec" | tr , ' '); n=$1-$2x$3; mkdir -p "$d/$n"
+        TORCH_LOGS=output_code timeout 120 python3 scripts/torch_kernel.py $1 $2 $3 "$d/$n" > "$d/$n.log" 2>&1
+        echo "$spec exit $?"; grep -E "num_warps|XBLOCK|R0_BLOCK|RBLOCK|def triton|eviction|tl.store|grid" "$d/$n.log" | sort | uniq -c | sort -rn | head -14 | cut -c1-200
+        grep -hE "^\.(maxntid|reqntid)|ld.global|st.global" "$d/$n"/*.ptx | sed 's/%[a-z0-9]*//g' | sort | uniq -c | sort -rn | head -8
+        timeout 120 ncu --clock-control none --nvtx --nvtx-include "timed/" -c 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+          --section Occupancy --section LaunchStats --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+          python3 scripts/torch_kernel.py $1 $2 $3 > "$d/$n.ncu.txt" 2>&1
+        echo "ncu exit $?"; grep -E "Duration|DRAM Throughput|dram__bytes|Block Size|Grid Size|Registers Per|Achieved Occupancy|Theoretical Occ|L2 Hit|L1/TEX Hit" "$d/$n.ncu.txt" | head -14
       done ;;
-    small)
-      # every variant at a small problem (4099 x 3072 bf16: 25 MB in, fill and drain dominate), at
-      # the default tile height and at SMALL_TILE_ROWS
-      for tr in default ${SMALL_TILE_ROWS:-1 4}; do
-        timeout 150 $bin run --dtype bf16 --tokens 4099 --hidden 3072 \
-          $( [ $tr != default ] && echo --tile-rows $tr ) --out "$d/r$tr" > "$d/r$tr.log" 2>&1
-        echo "tile rows $tr exit $?"; grep -vE "^\[" "$d/r$tr.log" | grep -E "^│ [a-z]|ceiling" | cut -c1-200
+    exp)
+      # kernel experiments: each folder exp/k-NAME is a kernels/ tree with one change, run through
+      # TILEPIPE_KERNELS beside this build's own (EXP_SPECS: dtype,tokens,hidden)
+      for spec in ${EXP_SPECS:-f32,65536,8192}; do
+        set -- $(echo "$spec" | tr , ' ')
+        for k in base $(ls exp 2>/dev/null); do
+          kd=""; [ $k != base ] && kd=$PWD/exp/$k
+          TILEPIPE_KERNELS=$kd timeout 60 $bin run --dtype $1 --tokens $2 --hidden $3 --variants ${EXP_VARIANTS:-sync,direct} --out "$d/$1-$3-$k" > "$d/$1-$3-$k.log" 2>&1
+          echo "== $spec $k exit $?"; grep -vE "^\[" "$d/$1-$3-$k.log" | grep -E "^│ [a-z]|ceiling" | grep -v "┆ regs" | awk -F'┆' '{print $1 $5 $6 $7 $8 $9}' | cut -c1-160
+          grep -E "^│ [a-z]" "$d/$1-$3-$k.log" | grep -E "┆ [0-9]+ +┆ [0-9]+\+" | awk -F'┆' '{print $1 $2 $4 $5}' | cut -c1-120
+        done
       done ;;
     small-copy)
       # movement alone at the small problem: the copy workload's variants beside cuMemcpyDtoD

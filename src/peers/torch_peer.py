@@ -137,4 +137,5 @@ def main():
     say({"event": "timings", "peers": timings})
 
 
-main()
+if __name__ == "__main__":
+    main()
