@@ -273,6 +273,15 @@ __device__ __forceinline__ float rcp_approx(float x) {
     return y;
 }
 
+// A 16-byte load of data read once and held in registers: read-only path, no L1 line allocated, so
+// the lines that are reread (gamma) stay in L1 (measured on the H200 with direct: 1.1 % faster at
+// f32 and bf16 rows of 8192).
+__device__ __forceinline__ uint4 ld_global_nc_na_v4(const void* p) {
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(gmem_addr(p)));
+    return v;
+}
+
 // Streaming 16-byte store: the output is written once and never reread here.
 __device__ __forceinline__ void st_global_cs_v4(void* p, uint4 v) {
     asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(gmem_addr(p)), "r"(v.x), "r"(v.y), "r"(v.z),

@@ -57,7 +57,7 @@ impl Variant {
         }
     }
 
-    /// Direct with `fold` tile vectors per thread for each one of the run's (1, 2 or 4).
+    /// Direct whose threads each do the work of `fold` of the run's consumer threads.
     pub fn direct(fold: u32) -> Variant {
         let name = match fold {
             1 => "direct".to_string(),
@@ -165,7 +165,6 @@ impl Variant {
             Variant::new("regprefetch", Regprefetch, 2, 16),
             Variant::direct(1),
             Variant::direct(2),
-            Variant::direct(4),
             Variant::cpasync(2, 16),
             Variant::cpasync(3, 16),
             Variant::cpasync(4, 16),

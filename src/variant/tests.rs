@@ -76,6 +76,35 @@ fn direct_reads_the_runs_tiles_in_place() {
 }
 
 #[test]
+fn direct_x2_runs_half_the_threads_and_keeps_the_runs_reduction() {
+    let all = Variant::catalogue();
+    let x2 = all.iter().find(|v| v.name == "direct-x2").unwrap();
+    assert_eq!(x2, &Variant::direct(2));
+    assert_eq!((x2.mechanism, x2.fold), (Mechanism::Direct, 2));
+    // a block of 128 threads, each doing the work of two of the run's 256: the kernel lays its
+    // reduction out for CONSUMERS x FOLD = 256 threads, as sync does
+    let c = x2.config(&cfg());
+    assert_eq!(c.consumers, cfg().consumers / 2);
+    assert_eq!(x2.threads(&c), 128);
+    let d = x2.defines(&c);
+    assert!(d.contains(&"-DCONSUMERS=128".to_string()) && d.contains(&"-DFOLD=2".to_string()));
+    assert!(
+        x2.completion(&c)
+            .contains("a block of 128 threads, each doing the work of 2")
+    );
+    // every other variant folds nothing
+    assert!(
+        all.iter()
+            .filter(|v| v.name != "direct-x2")
+            .all(|v| v.fold == 1 && v.defines(&cfg()).contains(&"-DFOLD=1".to_string()))
+    );
+    // a variant recorded before the field existed reads back unfolded
+    let mut j = serde_json::to_value(Variant::direct(1)).unwrap();
+    j.as_object_mut().unwrap().remove("fold");
+    assert_eq!(serde_json::from_value::<Variant>(j).unwrap().fold, 1);
+}
+
+#[test]
 fn catalogue_names_are_unique_and_baseline_first() {
     let mut all = Variant::catalogue();
     assert!(all[0].is_baseline());
