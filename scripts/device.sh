@@ -80,7 +80,7 @@ for s in "$@"; do
       echo "exit $?"; grep -vE "^\[" "$d/run.log" | grep -E "^│ [a-z]|ceiling" | cut -c1-200 ;;
     sweep-peers)
       # torch eager and torch.compile as lines of a sweep, beside sync and two pipelines
-      timeout 400 $bin sweep --peers torch --axis mechanism=sync,cpasync,tma --axis stages=2 \
+      timeout ${SWEEP_TIMEOUT:-400} $bin sweep --peers torch --axis mechanism=sync,direct,cpasync,tma --axis stages=2 \
         --axis tiles=1024,16384,131072 --no-probes --out "$d/sweep" > "$d/sweep.log" 2>&1
       echo "exit $?"; grep -vE "^\[" "$d/sweep.log" | tail -8 | cut -c1-220
       grep -c '"peer":"' "$d/sweep/sweep.jsonl" ;;
