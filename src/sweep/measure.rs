@@ -7,7 +7,7 @@ use crate::check::cases;
 use crate::harness::{DeviceData, Harness, tiles};
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
-use crate::variant::{BuildConfig, Variant};
+use crate::variant::{BuildConfig, Mechanism, Variant};
 use crate::workload::View;
 use crate::{Error, Result};
 
@@ -76,7 +76,9 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
             let variants = super::shard::workers_variants(o.spec.variants(), o.worker);
             let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
             if o.spec.probes && o.worker.is_none_or(|w| w.index == 0) {
-                sets.push((BuildConfig { only: 1, ..full }, variants.clone()));
+                // direct's copy is its compute body's own loads: it has no stage to probe apart
+                let staged = variants.iter().filter(|v| v.mechanism != Mechanism::Direct);
+                sets.push((BuildConfig { only: 1, ..full }, staged.cloned().collect()));
                 sets.push((
                     BuildConfig { only: 2, ..full },
                     vec![Variant::catalogue().remove(0)],

@@ -32,9 +32,10 @@ pub struct SweepSpec {
     pub peers: bool,
 }
 
-pub const MECHANISMS: [&str; 8] = [
+pub const MECHANISMS: [&str; 9] = [
     "sync",
     "regprefetch",
+    "direct",
     "cpasync",
     "mca-pipeline",
     "mca-barrier",
@@ -170,6 +171,7 @@ impl SweepSpec {
         for m in &self.mechanisms {
             for &s in &self.stages {
                 let v = match (m.as_str(), s) {
+                    ("direct", _) => Variant::direct(1),
                     ("sync", _) | (_, 1) => catalogue[0].clone(),
                     ("regprefetch", _) => catalogue[1].clone(),
                     ("cpasync", s) => Variant::with_stages(Mechanism::Cpasync, s, false),
@@ -419,13 +421,15 @@ pub(crate) mod tests {
     #[test]
     fn variants_expand_mechanism_by_stages() {
         let mut s = SweepSpec::default();
-        s.set_axis("mechanism=sync,cpasync,tma-ws").unwrap();
+        s.set_axis("mechanism=sync,direct,cpasync,tma-ws").unwrap();
         s.set_axis("stages=1..3").unwrap();
         let names: Vec<String> = s.variants().into_iter().map(|v| v.name).collect();
+        // sync and direct have no stages: one point each
         assert_eq!(
             names,
             [
                 "sync",
+                "direct",
                 "cpasync-cg16-s2",
                 "cpasync-cg16-s3",
                 "tma-ws-s2",
