@@ -12,12 +12,13 @@
 #define EPS 1e-6f
 #endif
 // The threads the row reduction is laid out for: the run's consumers. A direct build may run FOLD
-// times fewer threads (pipeline/pipeline.cuh), each doing the work of FOLD of them, so it has FOLD
-// times the loads in flight per thread and still sums in the same order, bit for bit.
-#define RED_THREADS (CONSUMERS * FOLD)
+// times fewer threads (pipeline/pipeline.cuh), each doing the work of FOLD of them, or SPLIT times
+// more, each holding a SPLIT-th of one's vectors; either way it sums in the same order, bit for bit.
+#define RED_THREADS (CONSUMERS * FOLD / SPLIT)
 #define NWARPS_R (RED_THREADS / 32)
 #define NV ((NVEC_ROW + RED_THREADS - 1) / RED_THREADS)  // vectors per reduction thread per row
-#define NQ (FOLD * NV)                                   // vectors per thread per row
+// vectors per thread per row (a split thread's share rounded up: vectors past the row are skipped)
+#define NQ ((FOLD * NV + SPLIT - 1) / SPLIT)
 // Where the slot is the tile in global memory (direct), the second pass reuses the vectors the
 // first one loaded, held in registers where they fit in 32, instead of a second trip to L1/L2. A
 // slot in shared memory is re-read: holding it would cost staged builds registers and occupancy.
@@ -32,9 +33,13 @@ __device__ __forceinline__ float gelu(float v) {
     return v * rcp_approx(1.0f + e);
 }
 
-// Vector q (0 <= q < NQ) of consumer thread ctid in a row: the i-th vector of reduction thread
-// ctid + f * CONSUMERS, for q = f * NV + i.
-__device__ __forceinline__ int vec_of(int ctid, int q) { return ctid + (q / NV) * CONSUMERS + (q % NV) * RED_THREADS; }
+// Vector q (0 <= q < NQ) of consumer thread ctid in a row: folded, the i-th vector of reduction
+// thread ctid + f * CONSUMERS, for q = f * NV + i; split, part ctid / RED_THREADS of reduction
+// thread ctid % RED_THREADS holds its vectors part * NQ .. part * NQ + NQ - 1.
+__device__ __forceinline__ int vec_of(int ctid, int q) {
+    if (SPLIT > 1) return ctid % RED_THREADS + ((ctid / RED_THREADS) * NQ + q) * RED_THREADS;
+    return ctid + (q / NV) * CONSUMERS + (q % NV) * RED_THREADS;
+}
 
 struct RmsNorm : RowTiles {
     // packed in registers (16 bytes per vector), unpacked where it is used; a build that holds its
@@ -63,7 +68,7 @@ struct RmsNorm : RowTiles {
         __shared__ float red[2][TILE_ROWS][NWARPS_R];  // double-buffered by step parity
         const long long pitch = slot_pitch<IN_PLACE>();
         const int t = tile(k), rows = tile_rows(t);
-        const int warp = ctid >> 5, lane = ctid & 31;
+        const int lane = ctid & 31;
         const auto load = [&](int r, int v) {
             const uint4* a = reinterpret_cast<const uint4*>(slot_bytes + r * pitch) + v;
             return KEEP_TILE ? ld_global_nc_na_v4(a) : *a;  // a held tile is read once
@@ -76,25 +81,39 @@ struct RmsNorm : RowTiles {
             for (int q = 0; q < NQ; ++q)
                 if (r < rows && vec_of(ctid, q) < NVEC_ROW) kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] = load(r, vec_of(ctid, q));
         const auto vec = [&](int r, int q) { return KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] : load(r, vec_of(ctid, q)); };
+        // a split reduction thread's sum runs through its parts in order, each continuing the
+        // chain of FMAs of the one before (handed over in shared memory): the same sum as one thread's
+        __shared__ float chain[SPLIT > 1 ? TILE_ROWS : 1][SPLIT > 1 ? RED_THREADS : 1];
+        const int part = SPLIT > 1 ? ctid / RED_THREADS : 0;
 #pragma unroll
-        for (int r = 0; r < TILE_ROWS; ++r) {
+        for (int turn = 0; turn < SPLIT; ++turn) {
+            if (turn > 0) named_barrier_sync(1, CONSUMERS);
+            if (part != turn) continue;
 #pragma unroll
-            for (int f = 0; f < FOLD; ++f) {
-                float acc = 0.0f;
-                if (r < rows) {
+            for (int r = 0; r < TILE_ROWS; ++r) {
 #pragma unroll
-                    for (int i = 0; i < NV; ++i) {
-                        if (vec_of(ctid, f * NV + i) < NVEC_ROW) {
-                            float x[VEC];
-                            unpack(vec(r, f * NV + i), x);
+                for (int f = 0; f < FOLD; ++f) {
+                    float acc = part > 0 ? chain[SPLIT > 1 ? r : 0][SPLIT > 1 ? ctid % RED_THREADS : 0] : 0.0f;
+                    if (r < rows) {
 #pragma unroll
-                            for (int j = 0; j < VEC; ++j) acc = fmaf(x[j], x[j], acc);
+                        for (int i = 0; i < NQ / FOLD; ++i) {
+                            const int q = f * (NQ / FOLD) + i;
+                            if (vec_of(ctid, q) < NVEC_ROW) {
+                                float x[VEC];
+                                unpack(vec(r, q), x);
+#pragma unroll
+                                for (int j = 0; j < VEC; ++j) acc = fmaf(x[j], x[j], acc);
+                            }
                         }
                     }
-                }
+                    if (part < SPLIT - 1) {
+                        chain[SPLIT > 1 ? r : 0][SPLIT > 1 ? ctid % RED_THREADS : 0] = acc;
+                        continue;
+                    }
 #pragma unroll
-                for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
-                if (lane == 0) red[k & 1][r][warp + f * NWARPS_C] = acc;
+                    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffU, acc, o);
+                    if (lane == 0) red[k & 1][r][((SPLIT > 1 ? ctid % RED_THREADS : ctid) >> 5) + f * NWARPS_C] = acc;
+                }
             }
         }
         named_barrier_sync(1, CONSUMERS);
@@ -125,7 +144,16 @@ struct RmsNorm : RowTiles {
     }
 };
 
-extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_rmsnorm(const __grid_constant__ RowParams p) {
+// A split build is there for residency: it asks for a full SM of threads (32 registers at 512 per
+// block) where its held vectors leave room for it (four at most; more spill). Every other build
+// keeps NVRTC's own register choice (a minimum of one block is not the same as none).
+#if SPLIT > 1
+#define BOUNDS __launch_bounds__(THREADS, TILE_ROWS * NQ <= 4 ? 2048 / THREADS : 1)
+#else
+#define BOUNDS __launch_bounds__(THREADS)
+#endif
+
+extern "C" __global__ void BOUNDS tilepipe_rmsnorm(const __grid_constant__ RowParams p) {
     if (blockIdx.x >= p.ntiles) return;  // a block that owns no tile leaves before any barrier
     RmsNorm w(p);
     run(w);

@@ -40,12 +40,17 @@
 #define WS 0
 #endif
 // Direct only: each thread does the work of FOLD of the compute body's threads, in a block of
-// CONSUMERS = the run's consumers / FOLD (more loads in flight per thread; the compute body keeps
-// its summation order, see rmsnorm.cu's RED_THREADS).
+// CONSUMERS = the run's consumers / FOLD (more loads in flight per thread), or a SPLIT-th of one's,
+// in a block of the run's consumers x SPLIT (fewer registers, more threads per SM). The compute
+// body keeps its summation order either way (rmsnorm.cu's RED_THREADS).
 #ifndef FOLD
 #define FOLD 1
 #endif
-static_assert(FOLD == 1 || MECH == MECH_DIRECT, "only direct folds threads: a staged pipeline's copies follow CONSUMERS");
+#ifndef SPLIT
+#define SPLIT 1
+#endif
+static_assert((FOLD == 1 && SPLIT == 1) || MECH == MECH_DIRECT, "only direct regroups threads: a staged pipeline's copies follow CONSUMERS");
+static_assert(FOLD == 1 || SPLIT == 1, "a build folds or splits its threads, not both");
 // The producer's threads when WS: one warp, or a warpgroup where registers are handed over
 // (setmaxnreg works on whole warpgroups; its other three warps leave at once).
 #ifndef PRODUCER_THREADS

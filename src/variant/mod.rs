@@ -35,6 +35,11 @@ pub struct Variant {
     /// run's summation order (and so `sync`'s results, bit for bit).
     #[serde(default = "one")]
     pub fold: u32,
+    /// Direct only: each of the run's consumer threads is split over `split` threads, each holding
+    /// a `split`-th of its vectors, in a block `split` times larger (fewer registers per thread,
+    /// more threads per SM); the parts continue one sum in order, so the results stay `sync`'s.
+    #[serde(default = "one")]
+    pub split: u32,
 }
 
 fn one() -> u32 {
@@ -54,6 +59,7 @@ impl Variant {
             control: None,
             tile_kib: None,
             fold: 1,
+            split: 1,
         }
     }
 
@@ -66,6 +72,14 @@ impl Variant {
         Variant {
             fold,
             ..Variant::new(&name, Mechanism::Direct, 1, 16)
+        }
+    }
+
+    /// Direct whose threads each do a `split`-th of the work of one of the run's consumer threads.
+    pub fn direct_split(split: u32) -> Variant {
+        Variant {
+            split,
+            ..Variant::new(&format!("direct-split{split}"), Mechanism::Direct, 1, 16)
         }
     }
 
@@ -91,7 +105,7 @@ impl Variant {
         };
         BuildConfig {
             tile_rows,
-            consumers: cfg.consumers / self.fold,
+            consumers: cfg.consumers * self.split / self.fold,
             ..*cfg
         }
     }
@@ -165,6 +179,7 @@ impl Variant {
             Variant::new("regprefetch", Regprefetch, 2, 16),
             Variant::direct(1),
             Variant::direct(2),
+            Variant::direct_split(2),
             Variant::cpasync(2, 16),
             Variant::cpasync(3, 16),
             Variant::cpasync(4, 16),
@@ -337,9 +352,13 @@ impl Variant {
             ),
             Mechanism::Direct => format!(
                 "no staging: each thread loads its vectors of the tile straight into registers{}; the compute body's own barrier orders the row reduction",
-                match self.fold {
-                    1 => String::new(),
-                    f => format!(" (a block of {} threads, each doing the work of {f})", cfg.consumers),
+                match (self.fold, self.split) {
+                    (1, 1) => String::new(),
+                    (1, s) => format!(
+                        " (a block of {} threads, each holding 1/{s} of one reduction thread's vectors and continuing its sum in turn)",
+                        cfg.consumers
+                    ),
+                    (f, _) => format!(" (a block of {} threads, each doing the work of {f})", cfg.consumers),
                 }
             ),
             Mechanism::Bulk | Mechanism::Tma => format!(
@@ -407,6 +426,7 @@ impl Variant {
             format!("-DTRACE_TILES={}", cfg.trace_tiles),
             format!("-DONLY={}", cfg.only),
             format!("-DFOLD={}", self.fold),
+            format!("-DSPLIT={}", self.split),
         ];
         if let Some(f) = self.mca_form {
             d.push(format!("-DMCA_FORM={}", f.code()));

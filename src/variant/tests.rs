@@ -76,7 +76,7 @@ fn direct_reads_the_runs_tiles_in_place() {
 }
 
 #[test]
-fn direct_x2_runs_half_the_threads_and_keeps_the_runs_reduction() {
+fn direct_x2_and_split2_regroup_threads_and_keep_the_runs_reduction() {
     let all = Variant::catalogue();
     let x2 = all.iter().find(|v| v.name == "direct-x2").unwrap();
     assert_eq!(x2, &Variant::direct(2));
@@ -92,16 +92,33 @@ fn direct_x2_runs_half_the_threads_and_keeps_the_runs_reduction() {
         x2.completion(&c)
             .contains("a block of 128 threads, each doing the work of 2")
     );
-    // every other variant folds nothing
+    // direct-split2: a block of 512 threads, each holding half of one reduction thread's vectors
+    let s2 = all.iter().find(|v| v.name == "direct-split2").unwrap();
+    assert_eq!(s2, &Variant::direct_split(2));
+    assert_eq!((s2.fold, s2.split), (1, 2));
+    let c = s2.config(&cfg());
+    assert_eq!(s2.threads(&c), 512);
+    let d = s2.defines(&c);
+    assert!(d.contains(&"-DCONSUMERS=512".to_string()) && d.contains(&"-DSPLIT=2".to_string()));
+    assert!(
+        s2.completion(&c)
+            .contains("a block of 512 threads, each holding 1/2 of one")
+    );
+    // every other variant regroups nothing
     assert!(
         all.iter()
-            .filter(|v| v.name != "direct-x2")
-            .all(|v| v.fold == 1 && v.defines(&cfg()).contains(&"-DFOLD=1".to_string()))
+            .filter(|v| !["direct-x2", "direct-split2"].contains(&v.name.as_str()))
+            .all(|v| v.fold == 1
+                && v.split == 1
+                && v.defines(&cfg()).contains(&"-DFOLD=1".to_string())
+                && v.defines(&cfg()).contains(&"-DSPLIT=1".to_string()))
     );
     // a variant recorded before the field existed reads back unfolded
     let mut j = serde_json::to_value(Variant::direct(1)).unwrap();
     j.as_object_mut().unwrap().remove("fold");
-    assert_eq!(serde_json::from_value::<Variant>(j).unwrap().fold, 1);
+    j.as_object_mut().unwrap().remove("split");
+    let back = serde_json::from_value::<Variant>(j).unwrap();
+    assert_eq!((back.fold, back.split), (1, 1));
 }
 
 #[test]
