@@ -54,6 +54,26 @@ pub fn check(o: &SweepOptions, available: Option<u64>) -> Result<()> {
     Ok(())
 }
 
+/// What one configuration builds: the variants whole and, with `probes`, each staged variant's
+/// copy stage alone and the baseline's compute stage alone. Direct has no copy stage apart: its
+/// copy is its compute body's own loads.
+fn build_sets(
+    full: BuildConfig,
+    variants: &[Variant],
+    probes: bool,
+) -> Vec<(BuildConfig, Vec<Variant>)> {
+    let mut sets = vec![(full, variants.to_vec())];
+    if probes {
+        let staged = variants.iter().filter(|v| v.mechanism != Mechanism::Direct);
+        sets.push((BuildConfig { only: 1, ..full }, staged.cloned().collect()));
+        sets.push((
+            BuildConfig { only: 2, ..full },
+            vec![Variant::catalogue().remove(0)],
+        ));
+    }
+    sets
+}
+
 pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
     check(o, crate::meminfo::available())?;
     let done = if o.worker.is_some() {
@@ -74,16 +94,8 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
         for tile_rows in o.spec.heights(o.hidden, dtype) {
             let full = BuildConfig::new(dtype, o.hidden, Some(tile_rows));
             let variants = super::shard::workers_variants(o.spec.variants(), o.worker);
-            let mut sets: Vec<(BuildConfig, Vec<Variant>)> = vec![(full, variants.clone())];
-            if o.spec.probes && o.worker.is_none_or(|w| w.index == 0) {
-                // direct's copy is its compute body's own loads: it has no stage to probe apart
-                let staged = variants.iter().filter(|v| v.mechanism != Mechanism::Direct);
-                sets.push((BuildConfig { only: 1, ..full }, staged.cloned().collect()));
-                sets.push((
-                    BuildConfig { only: 2, ..full },
-                    vec![Variant::catalogue().remove(0)],
-                ));
-            }
+            let probes = o.spec.probes && o.worker.is_none_or(|w| w.index == 0);
+            let sets = build_sets(full, &variants, probes);
             let small = View::new(tile_rows * 64 + 1, o.hidden, None, 0, None, dtype)?;
             let mut ready: Vec<Ready> = Vec::new();
             for (cfg, vs) in &sets {
@@ -204,4 +216,31 @@ pub fn sweep(h: &Harness, o: &SweepOptions) -> Result<Vec<Record>> {
         }
     }
     Ok(records)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+
+    #[test]
+    fn probes_leave_direct_whole_only_and_time_the_baselines_compute() {
+        let full = BuildConfig::new(DType::Bf16, 4096, None);
+        let vs = vec![
+            Variant::direct(1),
+            Variant::cpasync(2, 16),
+            Variant::catalogue().remove(0),
+        ];
+        let names = |v: &[Variant]| v.iter().map(|v| v.name.clone()).collect::<Vec<_>>();
+        let sets = build_sets(full, &vs, true);
+        let only: Vec<u32> = sets.iter().map(|(c, _)| c.only).collect();
+        assert_eq!(only, [0, 1, 2]);
+        assert_eq!(names(&sets[0].1), ["direct", "cpasync-cg16-s2", "sync"]);
+        assert_eq!(names(&sets[1].1), ["cpasync-cg16-s2", "sync"]);
+        assert_eq!(names(&sets[2].1), ["sync"]);
+        // without probes: the whole builds alone
+        let sets = build_sets(full, &vs, false);
+        assert_eq!(sets.len(), 1);
+        assert_eq!(names(&sets[0].1), ["direct", "cpasync-cg16-s2", "sync"]);
+    }
 }
