@@ -29,7 +29,8 @@ for _ in range(3):
 torch.cuda.synchronize()
 torch.cuda.nvtx.range_pop()
 if len(sys.argv) > 4:
-    # the PTX Triton generated, newest first
-    ptx = sorted(glob.glob(os.path.expanduser("~/.triton/cache/**/*.ptx"), recursive=True), key=os.path.getmtime)
+    # the PTX Triton generated, newest last: under inductor's cache folder, or Triton's own
+    roots = [os.environ.get("TRITON_CACHE_DIR", ""), "/tmp/torchinductor_*/triton", os.path.expanduser("~/.triton/cache")]
+    ptx = sorted((p for r in roots if r for p in glob.glob(f"{r}/**/*.ptx", recursive=True)), key=os.path.getmtime)
     for p in ptx[-3:]:
         shutil.copy(p, sys.argv[4])
