@@ -8,6 +8,8 @@
 // read where it lies.
 // The compute-only probe stages one tile in a slot, and direct has no slot.
 static_assert(ONLY != 2, "direct has no compute-only probe");
+// Every thread computes: a producer warp would call no compute body and leave its barriers short.
+static_assert(!WS, "direct has no producer warp");
 
 // The copy is the compute body's own loads, so a step is issued and ready at once.
 template <class W>
