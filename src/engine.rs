@@ -28,6 +28,8 @@ pub struct Engine {
     l2_scrub: Mutex<DevBuf>,
     /// Fills every SM's shared memory with NaN bytes before each validation launch.
     smem_poison: Kernel,
+    /// Keeps the stream busy while a batch of timed launches is submitted (kernels/hold.cu).
+    hold: Kernel,
     /// NVML on this GPU, or why clocks cannot be recorded.
     pub clocks: std::result::Result<clocks::Monitor, String>,
     pub tc: Toolchain,
@@ -66,10 +68,19 @@ impl Engine {
         let l2_scrub =
             Mutex::new(gpu.alloc(2 * gpu.info.l2_bytes as usize, "the L2 scrub buffer")?);
         let tc = Toolchain::discover();
-        let poison =
-            kernels::build_utility(kernels::POISON, gpu.info.arch, &tc, &nvrtc_version, &cache)?;
-        poison.cache_warnings.iter().for_each(|w| progress.note(w));
-        let smem_poison = gpu.load(&poison.cubin, kernels::POISON.entry)?;
+        let (mut hits, mut compiled) = (0, 0);
+        let mut load = |k: crate::workload::KernelSource| -> Result<Kernel> {
+            let b = kernels::build_utility(k, gpu.info.arch, &tc, &nvrtc_version, &cache)?;
+            b.cache_warnings.iter().for_each(|w| progress.note(w));
+            if b.cache_hit {
+                hits += 1
+            } else {
+                compiled += 1
+            }
+            gpu.load(&b.cubin, k.entry)
+        };
+        let smem_poison = load(kernels::POISON)?;
+        let hold = load(kernels::HOLD)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
         if let Some(dir) = kernels::source_dir() {
             progress.note(&sources_note(&dir));
@@ -79,13 +90,14 @@ impl Engine {
             gpu,
             l2_scrub,
             smem_poison,
+            hold,
             clocks,
             tc,
             cache,
             progress,
             nvrtc_version,
-            cache_hits: AtomicU32::new(poison.cache_hit as u32),
-            compiled: AtomicU32::new(!poison.cache_hit as u32),
+            cache_hits: AtomicU32::new(hits),
+            compiled: AtomicU32::new(compiled),
         })
     }
 
@@ -158,6 +170,12 @@ impl Engine {
             &self.compiled
         };
         counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Keeps the stream busy for `ns` nanoseconds: launches submitted meanwhile queue up behind
+    /// it and then run back to back, as they would from a host that is never the bottleneck.
+    pub fn hold(&self, ns: u64) -> Result<()> {
+        self.gpu.launch(&self.hold, 1, 32, 0, &ns)
     }
 
     /// Before a validation launch: the L2 overwritten (inputs come from device memory) and every

@@ -189,6 +189,13 @@ pub const POISON: KernelSource = KernelSource {
     entry: "tilepipe_smem_poison",
 };
 
+/// The wait a timed batch is queued behind (`Engine::hold`).
+pub const HOLD: KernelSource = KernelSource {
+    file: "hold.cu",
+    text: include_str!("../kernels/hold.cu"),
+    entry: "tilepipe_hold",
+};
+
 /// The plain device copy measured beside cuMemcpyDtoD for the copy ceiling.
 pub const PLAIN_COPY: KernelSource = KernelSource {
     file: "plain_copy.cu",

@@ -280,6 +280,21 @@ fn the_ceiling_names_the_copy_that_set_it_and_shows_both() {
             && d.contains("tilepipe_plain_copy (1056 x 256 threads)"),
         "{d}"
     );
+    assert!(!d.contains("problem's size"), "{d}");
+    // a small problem's own-size copy sits beside the ceiling, never in place of it
+    let t = Summary::of(&[0.0159]).unwrap();
+    c.at_problem_size = Some(tilepipe::bench::SizedCopy {
+        bytes_copied: 25_178_112,
+        buffer_sets: 5,
+        time: t,
+        gbps: 3167.0,
+    });
+    let d = c.describe();
+    assert!(d.starts_with("copy ceiling "), "{d}");
+    assert!(
+        d.ends_with("; at the problem's size (24.0 MiB, 5 rotated sets) cuMemcpyDtoD takes 15.9 us (3167 GB/s)"),
+        "{d}"
+    );
 }
 
 #[test]

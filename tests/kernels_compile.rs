@@ -30,7 +30,7 @@ fn every_build_of(w: &dyn tilepipe::workload::Workload, tc: &Toolchain, nvrtc: &
     let mut jobs = Vec::new();
     for arch in ["sm_90", "sm_80"] {
         let arch: Arch = arch.parse().unwrap();
-        for utility in [kernels::POISON, kernels::PLAIN_COPY] {
+        for utility in [kernels::POISON, kernels::HOLD, kernels::PLAIN_COPY] {
             let built = kernels::build_utility(utility, arch, tc, nvrtc, &Cache::disabled());
             assert!(!built.unwrap().cubin.is_empty());
         }

@@ -2,7 +2,9 @@
 
 pub mod stats;
 
-pub use stats::{Ceiling, DRIVER_COPY_NAME, OwnCopy, PLAIN_COPY_NAME, Repeat, Summary, Timing};
+pub use stats::{
+    BATCH, Ceiling, DRIVER_COPY_NAME, OwnCopy, PLAIN_COPY_NAME, Repeat, SizedCopy, Summary, Timing,
+};
 
 use crate::clocks::{ClockSample, ClockTrace};
 use crate::gpu::DevBuf;
@@ -41,8 +43,6 @@ impl Default for TimingOptions {
     }
 }
 
-const BATCH: usize = 10;
-
 /// Times `p` on the given parameter sets in turn (one per rotated buffer set).
 pub fn time_kernel(
     h: &Harness,
@@ -59,7 +59,9 @@ pub fn time_kernel(
 
 /// Times `launch(i)` (the i-th launch of anything: a kernel, a library call) with CUDA events
 /// around each launch, in batches, after `opts.warmup` untimed ones; host submission time beside
-/// it, clocks read between batches. `sets`: how many buffer sets the launches rotate through.
+/// it, clocks read between batches. Each batch is submitted while the device is held
+/// (`Engine::hold`), so a launch that takes the host longer to submit than the device to run
+/// still has only device time in its sample. `sets`: how many buffer sets the launches rotate through.
 pub fn time_with(
     e: &Engine,
     what: &str,
@@ -67,9 +69,11 @@ pub fn time_with(
     opts: &TimingOptions,
     mut launch: impl FnMut(usize) -> Result<()>,
 ) -> Result<Timing> {
+    let warm = Instant::now();
     for i in 0..opts.warmup {
         launch(i)?;
     }
+    let per_launch = warm.elapsed() / opts.warmup.max(1) as u32;
     e.gpu.finish(what, HANG_LIMIT)?;
     // read between batches, while the device is idle, so the readings never sit inside a sample
     let read = || e.clocks.as_ref().ok().and_then(|m| m.sample());
@@ -78,16 +82,26 @@ pub fn time_with(
         .map(|_| e.gpu.event(true))
         .collect::<Result<_>>()?;
     let (mut device_ms, mut host_submit_us) = (Vec::new(), Vec::new());
+    let mut hold = hold_for(per_launch * BATCH as u32);
+    let mut host_bound_samples = 0;
     let start = Instant::now();
     let mut n = 0;
     while n < opts.max_repeats {
+        // the batch queues up behind the hold, so the device never waits for the host inside it
+        e.hold(hold.as_nanos() as u64)?;
         e.gpu.record(&events[0])?;
+        let submit = Instant::now();
         for b in 0..BATCH {
+            // the device already past the sample's first event waits for this launch: host time
+            if e.gpu.reached(&events[b])? {
+                host_bound_samples += 1;
+            }
             let t = Instant::now();
             launch(n + b)?;
             host_submit_us.push(t.elapsed().as_secs_f64() * 1e6);
             e.gpu.record(&events[b + 1])?;
         }
+        hold = hold_for(submit.elapsed());
         e.gpu.finish(what, HANG_LIMIT)?;
         for b in 0..BATCH {
             device_ms.push(e.gpu.elapsed_ms(&events[b], &events[b + 1])? as f64);
@@ -109,8 +123,15 @@ pub fn time_with(
         host_submit_us,
         warmup: opts.warmup,
         buffer_sets: sets,
+        host_bound_samples,
         clocks: e.clocks.is_ok().then(|| ClockTrace::new(clock_samples)),
     })
+}
+
+/// How long the device is held before a batch whose submission takes about `submit`: twice that,
+/// within 100 us..100 ms.
+pub fn hold_for(submit: Duration) -> Duration {
+    (2 * submit).clamp(Duration::from_micros(100), Duration::from_millis(100))
 }
 
 /// Parameters of `tilepipe_plain_copy` (kernels/plain_copy.cu).
@@ -184,6 +205,36 @@ pub fn copy_ceiling(h: &Harness, bytes: usize, repeats: usize) -> Result<Ceiling
         samples_ms: driver.0,
         time: driver.1,
         own_kernel: Some(own_copy),
+        at_problem_size: None,
+    })
+}
+
+/// cuMemcpyDtoD of `bytes` of random data, rotated through enough source/destination pairs that
+/// every copy reads device memory, timed by `time_with` as the variants are.
+pub fn copy_at_size(e: &Engine, bytes: usize, opts: &TimingOptions) -> Result<SizedCopy> {
+    let sets = crate::harness::rotation_sets(e.info().l2_bytes as usize, 2 * bytes);
+    let mut host = vec![0u8; bytes];
+    SmallRng::seed_from_u64(bytes as u64).fill_bytes(&mut host);
+    let src: Vec<DevBuf> = (0..sets)
+        .map(|_| e.gpu.upload(&host, "a rotated copy source"))
+        .collect::<Result<_>>()?;
+    let mut dst: Vec<DevBuf> = (0..sets)
+        .map(|_| e.gpu.alloc(bytes, "a rotated copy destination"))
+        .collect::<Result<_>>()?;
+    let t = time_with(e, DRIVER_COPY_NAME, sets, opts, |i| {
+        e.gpu.copy(&src[i % sets], &mut dst[i % sets], bytes)
+    })?;
+    if e.gpu.download(&dst[0])? != host {
+        return Err(Error::cuda(
+            DRIVER_COPY_NAME,
+            "a rotated copy differs from its source",
+        ));
+    }
+    Ok(SizedCopy {
+        bytes_copied: bytes as u64,
+        buffer_sets: sets,
+        gbps: gbps(2 * bytes as u64, t.device.median),
+        time: t.device,
     })
 }
 
@@ -251,4 +302,19 @@ pub fn submit_vs_device(
         host_submit_ms,
         device_ms: h.gpu.elapsed_ms(&a, &b)? as f64,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hold_covers_twice_the_submission_within_bounds() {
+        assert_eq!(
+            hold_for(Duration::from_micros(300)),
+            Duration::from_micros(600)
+        );
+        assert_eq!(hold_for(Duration::ZERO), Duration::from_micros(100));
+        assert_eq!(hold_for(Duration::from_secs(1)), Duration::from_millis(100));
+    }
 }

@@ -67,9 +67,40 @@ pub struct Timing {
     pub warmup: usize,
     /// Buffer sets rotated through so that every sample reads from device memory.
     pub buffer_sets: usize,
+    /// Samples whose launch the device was already waiting for when the host submitted it: they
+    /// include host time. Zero in a sound timing.
+    #[serde(default)]
+    pub host_bound_samples: usize,
     /// NVML readings after the warm-up and after every batch (absent without NVML).
     #[serde(default)]
     pub clocks: Option<ClockTrace>,
+}
+
+/// Launches timed back to back between one event and the next sync.
+pub const BATCH: usize = 10;
+
+/// A note naming the timings some of whose samples include host time
+/// (`Timing::host_bound_samples`); None when the device never waited for the host.
+pub fn host_bound_note<'a>(
+    timings: impl IntoIterator<Item = (&'a str, &'a Timing)>,
+) -> Option<String> {
+    let bound: Vec<String> = timings
+        .into_iter()
+        .filter(|(_, t)| t.host_bound_samples > 0)
+        .map(|(name, t)| {
+            format!(
+                "{name} ({} of {} samples)",
+                t.host_bound_samples,
+                t.device_ms.len()
+            )
+        })
+        .collect();
+    (!bound.is_empty()).then(|| {
+        format!(
+            "host-bound timing: the device was idle, waiting for the host to submit the next launch, in {}; those samples include host time",
+            bound.join(", ")
+        )
+    })
 }
 
 /// One variant timed twice in a run, apart: the reported spread should cover the difference.
@@ -104,6 +135,20 @@ pub struct Ceiling {
     /// The plain copy kernel of our own, on the same buffers.
     #[serde(default)]
     pub own_kernel: Option<OwnCopy>,
+    /// cuMemcpyDtoD at the problem's own size, timed like the variants (small problems only).
+    #[serde(default)]
+    pub at_problem_size: Option<SizedCopy>,
+}
+
+/// A copy of one problem's size, rotated past the L2 and timed by the variants' rule: how fast
+/// movement alone goes when launch and ramp-up are a visible part of the time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SizedCopy {
+    pub bytes_copied: u64,
+    pub buffer_sets: usize,
+    pub time: Summary,
+    /// (bytes read + bytes written) / median time.
+    pub gbps: f64,
 }
 
 impl Ceiling {
@@ -116,8 +161,17 @@ impl Ceiling {
             )
         });
         let driver = 2.0 * self.bytes_copied as f64 / (self.time.median * 1e-3) / 1e9;
+        let sized = self.at_problem_size.as_ref().map_or(String::new(), |s| {
+            format!(
+                "; at the problem's size ({:.1} MiB, {} rotated sets) {DRIVER_COPY_NAME} takes {:.1} us ({:.0} GB/s)",
+                s.bytes_copied as f64 / (1 << 20) as f64,
+                s.buffer_sets,
+                s.time.median * 1e3,
+                s.gbps
+            )
+        });
         format!(
-            "copy ceiling {:.0} GB/s by {} ({} MiB read + written, medians of {}: {DRIVER_COPY_NAME} {driver:.0} GB/s{own})",
+            "copy ceiling {:.0} GB/s by {} ({} MiB read + written, medians of {}: {DRIVER_COPY_NAME} {driver:.0} GB/s{own}){sized}",
             self.gbps,
             self.kernel,
             self.bytes_copied >> 20,
@@ -158,6 +212,29 @@ mod tests {
     fn empty_or_nan_samples_give_nothing() {
         assert!(Summary::of(&[]).is_none());
         assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    }
+
+    fn timing(samples: usize, host_bound_samples: usize) -> Timing {
+        let ms = vec![1.0; samples];
+        Timing {
+            device: Summary::of(&ms).unwrap(),
+            host_submit: Summary::of(&ms).unwrap(),
+            device_ms: ms.clone(),
+            host_submit_us: ms,
+            warmup: 5,
+            buffer_sets: 1,
+            host_bound_samples,
+            clocks: None,
+        }
+    }
+
+    #[test]
+    fn host_bound_note_names_only_host_bound_timings() {
+        let (sound, bound) = (timing(40, 0), timing(40, 3));
+        assert_eq!(host_bound_note([("sync", &sound)]), None);
+        let note = host_bound_note([("sync", &sound), ("torch.compile", &bound)]).unwrap();
+        assert!(note.contains("torch.compile (3 of 40 samples)"), "{note}");
+        assert!(!note.contains("sync"), "{note}");
     }
 
     #[test]

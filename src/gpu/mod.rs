@@ -314,6 +314,11 @@ impl Gpu {
         ev.record(&self.stream).map_err(driver_err("cuEventRecord"))
     }
 
+    /// Whether the stream has passed `ev` (recorded earlier).
+    pub fn reached(&self, ev: &CudaEvent) -> Result<bool> {
+        ev.try_is_complete().map_err(driver_err("cuEventQuery"))
+    }
+
     pub fn elapsed_ms(&self, start: &CudaEvent, end: &CudaEvent) -> Result<f32> {
         start
             .elapsed_ms(end)

@@ -51,6 +51,8 @@ struct PeerAnswer {
     warmup: usize,
     #[serde(default)]
     buffer_sets: usize,
+    #[serde(default)]
+    host_bound_samples: usize,
 }
 
 /// A folder of this conversation's files, removed when it ends.
@@ -347,6 +349,7 @@ fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, data: &HostData) {
         host_submit: host,
         warmup: t.warmup,
         buffer_sets: t.buffer_sets,
+        host_bound_samples: t.host_bound_samples,
         clocks: None,
     });
 }

@@ -49,24 +49,49 @@ def store(torch, path, t):
     torch.from_file(path, shared=True, size=flat.numel(), dtype=torch.uint8).copy_(flat)
 
 
+def cycles_per_ms(torch):
+    """The rate of torch.cuda._sleep's clock, measured: it counts SM cycles, not time."""
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    torch.cuda._sleep(2_000_000)
+    b.record()
+    torch.cuda.synchronize()
+    return 2_000_000 / a.elapsed_time(b)
+
+
+def hold_for(submit_s):
+    """tilepipe's hold_for: twice a batch's submission time, within 100 us..100 ms (in ms)."""
+    return min(max(2e3 * submit_s, 0.1), 100.0)
+
+
 def time_peer(torch, fn, inputs, spec):
     """tilepipe's time_with: warm-up, then batches of 10 back-to-back launches between events,
-    host submission per launch beside them, until enough samples agree or the budget is spent."""
+    each batch submitted while the device is held so that no sample waits for the host, host
+    submission per launch beside them, until enough samples agree or the budget is spent."""
     t = spec["timing"]
+    rate = cycles_per_ms(torch)
+    warm = time.perf_counter()
     for i in range(t["warmup"]):
         fn(*inputs[i % len(inputs)])
+    per_launch = (time.perf_counter() - warm) / max(t["warmup"], 1)
     torch.cuda.synchronize()
     batch = 10
+    hold_ms = hold_for(per_launch * batch)
     events = [torch.cuda.Event(enable_timing=True) for _ in range(batch + 1)]
-    device_ms, host_us = [], []
+    device_ms, host_us, host_bound = [], [], 0
     start, n = time.perf_counter(), 0
     while n < t["max_repeats"]:
+        torch.cuda._sleep(int(hold_ms * rate))
         events[0].record()
+        submit = time.perf_counter()
         for b in range(batch):
+            if events[b].query():  # the device waits for this launch: the sample holds host time
+                host_bound += 1
             t0 = time.perf_counter()
             fn(*inputs[(n + b) % len(inputs)])
             host_us.append((time.perf_counter() - t0) * 1e6)
             events[b + 1].record()
+        hold_ms = hold_for(time.perf_counter() - submit)
         torch.cuda.synchronize()
         device_ms.extend(events[b].elapsed_time(events[b + 1]) for b in range(batch))
         n += batch
@@ -75,7 +100,8 @@ def time_peer(torch, fn, inputs, spec):
         rel = (var**0.5) / mean if mean > 0 else 0.0
         if n >= t["min_repeats"] and (rel <= t["target_rel_stdev"] or time.perf_counter() - start > t["budget_s"]):
             break
-    return {"device_ms": device_ms, "host_submit_us": host_us, "warmup": t["warmup"], "buffer_sets": len(inputs)}
+    return {"device_ms": device_ms, "host_submit_us": host_us, "warmup": t["warmup"], "buffer_sets": len(inputs),
+            "host_bound_samples": host_bound}
 
 
 def main():

@@ -194,7 +194,12 @@ fn measure(
         "measuring the device-to-device copy ceiling over {} MiB",
         bytes >> 20
     ));
-    let c = bench::copy_ceiling(h, bytes, 20)?;
+    let mut c = bench::copy_ceiling(h, bytes, 20)?;
+    // a small problem also gets the copy of its own size: launch and ramp-up weigh there
+    let own_size = (h.workload.traffic(&dd.view, o.dtype).bytes / 2) as usize / 16 * 16;
+    if own_size < 4 * h.info().l2_bytes as usize {
+        c.at_problem_size = Some(bench::copy_at_size(h, own_size, &o.timing)?);
+    }
     let ceiling_gbps = c.gbps;
     out.ceiling = Some(c);
     let timed: Vec<&Ready> = ready
@@ -290,6 +295,16 @@ fn measure(
         };
         out.peers = crate::peers::torch(&req, &data);
     }
+    let timed = results
+        .iter()
+        .filter_map(|r| Some((r.name.as_str(), r.timing.as_ref()?)))
+        .chain(
+            out.peers
+                .iter()
+                .filter_map(|p| Some((p.name.as_str(), p.timing.as_ref()?))),
+        );
+    out.notes
+        .extend(crate::bench::stats::host_bound_note(timed));
     out.notes.push(match &h.clocks {
         Ok(_) => crate::clocks::summary(
             results

@@ -182,6 +182,7 @@ mod tests {
             host_submit: Summary::of(&vec![5.0; ms.len()]).unwrap(),
             warmup: 5,
             buffer_sets: 1,
+            host_bound_samples: 0,
             clocks: None,
         });
         p
