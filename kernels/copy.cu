@@ -30,7 +30,7 @@ struct Copy : RowTiles {
     }
 };
 
-extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_copy(const __grid_constant__ RowParams p) {
+extern "C" __global__ void ROW_BOUNDS tilepipe_copy(const __grid_constant__ RowParams p) {
     if (blockIdx.x >= p.ntiles) return;  // a block that owns no tile leaves before any barrier
     Copy w(p);
     run(w);

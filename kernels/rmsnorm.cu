@@ -41,6 +41,14 @@ __device__ __forceinline__ int vec_of(int ctid, int q) {
     return ctid + (q / NV) * CONSUMERS + (q % NV) * RED_THREADS;
 }
 
+// Whether vector q of consumer thread ctid lies in the row: always, where the row's vectors divide
+// evenly among the threads (known at compile time, so the build carries no guard at all). Two keep
+// their guard, because ptxas without it allocates worse (measured on the H200): a split build
+// hoists its later parts' loads and spills at the 32 registers it asks for (f32 rows of 8192:
+// 1032 -> 1100 us), and sync takes 80 registers, one block per SM fewer (bf16 4096: +4 %).
+#define ROW_EXACT (SPLIT == 1 && MECH != MECH_SYNC && NVEC_ROW == NV * RED_THREADS && NQ * SPLIT == FOLD * NV)
+__device__ __forceinline__ bool in_row(int ctid, int q) { return ROW_EXACT || vec_of(ctid, q) < NVEC_ROW; }
+
 struct RmsNorm : RowTiles {
     // packed in registers (16 bytes per vector), unpacked where it is used; a build that holds its
     // tile instead rereads gamma from L1, so that the tile costs it no occupancy
@@ -79,7 +87,7 @@ struct RmsNorm : RowTiles {
         for (int r = 0; r < (KEEP_TILE ? TILE_ROWS : 0); ++r)
 #pragma unroll
             for (int q = 0; q < NQ; ++q)
-                if (r < rows && vec_of(ctid, q) < NVEC_ROW) kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] = load(r, vec_of(ctid, q));
+                if (r < rows && in_row(ctid, q)) kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] = load(r, vec_of(ctid, q));
         const auto vec = [&](int r, int q) { return KEEP_TILE ? kept[KEEP_TILE ? r : 0][KEEP_TILE ? q : 0] : load(r, vec_of(ctid, q)); };
         // a split reduction thread's sum runs through its parts in order, each continuing the
         // chain of FMAs of the one before (handed over in shared memory): the same sum as one thread's
@@ -98,7 +106,7 @@ struct RmsNorm : RowTiles {
 #pragma unroll
                         for (int i = 0; i < NQ / FOLD; ++i) {
                             const int q = f * (NQ / FOLD) + i;
-                            if (vec_of(ctid, q) < NVEC_ROW) {
+                            if (in_row(ctid, q)) {
                                 float x[VEC];
                                 unpack(vec(r, q), x);
 #pragma unroll
@@ -130,7 +138,7 @@ struct RmsNorm : RowTiles {
 #pragma unroll
                 for (int q = 0; q < NQ; ++q) {
                     const int v = vec_of(ctid, q);
-                    if (v < NVEC_ROW) {
+                    if (in_row(ctid, q)) {
                         float x[VEC], g[VEC];
                         unpack(vec(r, q), x);
                         unpack(KEEP_TILE ? gamma_at(v) : gamma[KEEP_TILE ? 0 : q], g);
@@ -146,11 +154,11 @@ struct RmsNorm : RowTiles {
 
 // A split build is there for residency: it asks for a full SM of threads (32 registers at 512 per
 // block) where its held vectors leave room for it (four at most; more spill). Every other build
-// keeps NVRTC's own register choice (a minimum of one block is not the same as none).
+// takes the variant's bound (common/rows.cuh; a minimum of one block is not the same as none).
 #if SPLIT > 1
-#define BOUNDS __launch_bounds__(THREADS, TILE_ROWS * NQ <= 4 ? 2048 / THREADS : 1)
+#define BOUNDS __launch_bounds__(THREADS, TILE_ROWS * NQ <= 4 ? SM_THREADS / THREADS : 1)
 #else
-#define BOUNDS __launch_bounds__(THREADS)
+#define BOUNDS ROW_BOUNDS
 #endif
 
 extern "C" __global__ void BOUNDS tilepipe_rmsnorm(const __grid_constant__ RowParams p) {

@@ -96,3 +96,29 @@ struct RowTiles {
     __device__ __forceinline__ void begin() {}
     __device__ __forceinline__ void finish(int) const {}
 };
+
+// Launch bounds of a row workload's kernel. A variant's MIN_BLOCKS (0: none) is the residency
+// ptxas is asked to leave registers for, capped at what the ring's shared memory allows (a slot
+// per stage, 2 KB for static shared memory and the block's reserved kilobyte) and at the SM's
+// threads. Left to itself ptxas may pick a register count whose main loop is slower: a bound is
+// the one knob that steers it, and the variant that sets one says so in its build options.
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 0
+#endif
+#if __CUDA_ARCH__ == 800 || __CUDA_ARCH__ == 870
+#define SM_SMEM 167936
+#define SM_THREADS 2048
+#elif __CUDA_ARCH__ >= 900
+#define SM_SMEM 233472
+#define SM_THREADS 2048
+#else
+#define SM_SMEM 102400
+#define SM_THREADS 1536
+#endif
+#define MIN_OF(a, b) ((a) < (b) ? (a) : (b))
+#define RING_BLOCKS MIN_OF(SM_SMEM / (STAGES * RowTiles::SLOT_BYTES + 2048), SM_THREADS / THREADS)
+#if MIN_BLOCKS > 0
+#define ROW_BOUNDS __launch_bounds__(THREADS, MIN_OF(MIN_BLOCKS, RING_BLOCKS) < 1 ? 1 : MIN_OF(MIN_BLOCKS, RING_BLOCKS))
+#else
+#define ROW_BOUNDS __launch_bounds__(THREADS)
+#endif

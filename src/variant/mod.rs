@@ -40,6 +40,11 @@ pub struct Variant {
     /// more threads per SM); the parts continue one sum in order, so the results stay `sync`'s.
     #[serde(default = "one")]
     pub split: u32,
+    /// The blocks per SM ptxas is asked to leave registers for (`__launch_bounds__`' second
+    /// argument, capped in the kernel at what the ring's shared memory allows); 0: ptxas's own
+    /// choice. Set in the catalogue where a measurement showed ptxas's choice to be slower.
+    #[serde(default)]
+    pub min_blocks: u32,
 }
 
 fn one() -> u32 {
@@ -60,7 +65,13 @@ impl Variant {
             tile_kib: None,
             fold: 1,
             split: 1,
+            min_blocks: 0,
         }
+    }
+
+    /// The same variant with its kernel's launch bound asking for `min_blocks` blocks per SM.
+    fn bounded(self, min_blocks: u32) -> Variant {
+        Variant { min_blocks, ..self }
     }
 
     /// Direct whose threads each do the work of `fold` of the run's consumer threads.
@@ -181,21 +192,23 @@ impl Variant {
             Variant::direct(2),
             Variant::direct_split(2),
             Variant::cpasync(2, 16),
-            Variant::cpasync(3, 16),
+            // bounds measured on the H200 (bf16 262144 x 4096): left to itself ptxas gave these 48
+            // registers (32 and spills for the element forms), and their loops ran 1-7 % slower
+            Variant::cpasync(3, 16).bounded(4),
             Variant::cpasync(4, 16),
             Variant::cpasync(2, 8),
             Variant::cpasync(2, 4),
-            Variant::mca(MemcpyAsyncPipeline, McaForm::Aligned16, 2),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::Aligned16, 2).bounded(4),
             Variant::mca(MemcpyAsyncPipeline, McaForm::Aligned16, 3),
-            Variant::mca(MemcpyAsyncPipeline, McaForm::ElementAligned, 2),
-            Variant::mca(MemcpyAsyncPipeline, McaForm::NotTriviallyCopyable, 2),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::ElementAligned, 2).bounded(8),
+            Variant::mca(MemcpyAsyncPipeline, McaForm::NotTriviallyCopyable, 2).bounded(4),
             Variant::mca(MemcpyAsyncBarrier, McaForm::Aligned16, 2),
-            Variant::mca(MemcpyAsyncBarrier, McaForm::ElementAligned, 2),
+            Variant::mca(MemcpyAsyncBarrier, McaForm::ElementAligned, 2).bounded(8),
             Variant::ring(Bulk, 2, false),
             Variant::ring(Bulk, 3, false),
             Variant::ring(Tma, 2, false),
             Variant::ring(Tma, 3, false),
-            Variant::ring(Tma, 4, false),
+            Variant::ring(Tma, 4, false).bounded(4),
             Variant::ring(Tma, 3, true),
             Variant::ring(Tma, 4, true),
             Variant::ring(Tma, 2, true).with_tile(64),
@@ -427,6 +440,7 @@ impl Variant {
             format!("-DONLY={}", cfg.only),
             format!("-DFOLD={}", self.fold),
             format!("-DSPLIT={}", self.split),
+            format!("-DMIN_BLOCKS={}", self.min_blocks),
         ];
         if let Some(f) = self.mca_form {
             d.push(format!("-DMCA_FORM={}", f.code()));

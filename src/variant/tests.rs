@@ -122,6 +122,32 @@ fn direct_x2_and_split2_regroup_threads_and_keep_the_runs_reduction() {
 }
 
 #[test]
+fn launch_bounds_reach_the_kernel_only_where_the_catalogue_sets_them() {
+    let all = Variant::catalogue();
+    let bound = |name: &str| all.iter().find(|v| v.name == name).unwrap().min_blocks;
+    assert_eq!(bound("mca-pipeline-a16-s2"), 4);
+    assert_eq!(bound("mca-pipeline-elem-s2"), 8);
+    assert_eq!(bound("sync"), 0);
+    for v in &all {
+        let d = v.defines(&cfg());
+        assert!(
+            d.contains(&format!("-DMIN_BLOCKS={}", v.min_blocks)),
+            "{}",
+            v.name
+        );
+    }
+    // the sweep's variants keep ptxas's own choice
+    assert_eq!(
+        Variant::with_stages(Mechanism::Cpasync, 3, false).min_blocks,
+        0
+    );
+    // a variant recorded before the field existed reads back unbounded
+    let mut j = serde_json::to_value(Variant::cpasync(3, 16).bounded(4)).unwrap();
+    j.as_object_mut().unwrap().remove("min_blocks");
+    assert_eq!(serde_json::from_value::<Variant>(j).unwrap().min_blocks, 0);
+}
+
+#[test]
 fn catalogue_names_are_unique_and_baseline_first() {
     let mut all = Variant::catalogue();
     assert!(all[0].is_baseline());
