@@ -61,14 +61,15 @@ for s in "$@"; do
           python3 scripts/torch_kernel.py $1 $2 $3 > "$d/$n.ncu.txt" 2>&1
         echo "ncu exit $?"; grep -E "Duration|DRAM Throughput|dram__bytes|Block Size|Grid Size|Registers Per|Achieved Occupancy|Theoretical Occ|L2 Hit|L1/TEX Hit" "$d/$n.ncu.txt" | head -14
       done ;;
-    exp)
+    exp|exp-*)
       # kernel experiments: each folder exp/k-NAME is a kernels/ tree with one change, run through
-      # TILEPIPE_KERNELS beside this build's own (EXP_SPECS: dtype,tokens,hidden)
+      # TILEPIPE_KERNELS beside this build's own (EXP_SPECS: dtype,tokens,hidden; EXP_TREES: which
+      # folders, all by default); name the step exp-SOMETHING to keep two sets apart
       for spec in ${EXP_SPECS:-f32,65536,8192}; do
         set -- $(echo "$spec" | tr , ' ')
-        for k in base $(ls exp 2>/dev/null); do
+        for k in base ${EXP_TREES:-$(ls exp 2>/dev/null)}; do
           kd=""; [ $k != base ] && kd=$PWD/exp/$k
-          TILEPIPE_KERNELS=$kd timeout 60 $bin run --dtype $1 --tokens $2 --hidden $3 --variants ${EXP_VARIANTS:-sync,direct} --out "$d/$1-$3-$k" > "$d/$1-$3-$k.log" 2>&1
+          TILEPIPE_KERNELS=$kd timeout ${EXP_TIMEOUT:-60} $bin run --dtype $1 --tokens $2 --hidden $3 $([ "${EXP_VARIANTS:-}" = all ] || echo --variants ${EXP_VARIANTS:-sync,direct}) --out "$d/$1-$3-$k" > "$d/$1-$3-$k.log" 2>&1
           echo "== $spec $k exit $?"; grep -vE "^\[" "$d/$1-$3-$k.log" | grep -E "^│ [a-z]|ceiling" | grep -v "┆ regs" | awk -F'┆' '{print $1 $5 $6 $7 $8 $9}' | cut -c1-160
           grep -E "^│ [a-z]" "$d/$1-$3-$k.log" | grep -E "┆ [0-9]+ +┆ [0-9]+\+" | awk -F'┆' '{print $1 $2 $4 $5}' | cut -c1-120
         done
