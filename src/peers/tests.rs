@@ -181,3 +181,41 @@ fn the_shipped_script_answers_under_this_machines_python() {
         );
     }
 }
+
+#[test]
+fn the_script_holds_its_batches_by_tilepipes_rule() {
+    // the peers' device samples are only comparable if their batches are queued the same way: the
+    // script's hold_for (ms from seconds) must give what bench::hold_for gives
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("torch_peer.py");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let load = "import importlib.util as u, sys; s = u.spec_from_file_location('p', sys.argv[1]); \
+                m = u.module_from_spec(s); s.loader.exec_module(m); \
+                print(' '.join(repr(m.hold_for(float(a))) for a in sys.argv[2:]))";
+    let submits = [0.0, 0.00003, 0.0003, 0.02, 1.0];
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(load)
+        .arg(&script)
+        .args(submits.iter().map(|s| s.to_string()))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let theirs: Vec<f64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(|v| v.parse().unwrap())
+        .collect();
+    let ours: Vec<f64> = submits
+        .iter()
+        .map(|&s| crate::bench::hold_for(Duration::from_secs_f64(s)).as_secs_f64() * 1e3)
+        .collect();
+    assert_eq!(theirs.len(), ours.len());
+    for (t, o) in theirs.iter().zip(&ours) {
+        assert!((t - o).abs() < 1e-9, "script {theirs:?}, tilepipe {ours:?}");
+    }
+}
