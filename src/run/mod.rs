@@ -305,6 +305,15 @@ fn measure(
         );
     out.notes
         .extend(crate::bench::stats::host_bound_note(timed));
+    let sized = out
+        .ceiling
+        .as_ref()
+        .and_then(|c| c.at_problem_size.as_ref());
+    let own = results
+        .iter()
+        .filter_map(|r| Some((r.name.as_str(), r.timing.as_ref()?)));
+    out.notes
+        .extend(sized.and_then(|c| crate::bench::stats::sized_copy_note(c, own)));
     out.notes.push(match &h.clocks {
         Ok(_) => crate::clocks::summary(
             results
