@@ -98,6 +98,14 @@ for s in "$@"; do
     gemm-hopper)
       timeout 300 $bin check --workload gemm --dtypes bf16 --layouts nk,kn --variants tma-wgmma,ctl-tma --runs ${RUNS:-4} --out "$d" > "$d/check.log" 2>&1
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;
+    gemm-peers)
+      # torch.matmul and torch.compile's Triton matmul beside the GEMM variants and cuBLAS
+      for spec in ${GEMM_PEER_SPECS:-"bf16 nk 8192 8192 8192" "f32 kn 4096 4096 4096"}; do
+        set -- $spec
+        timeout ${GEMM_PEER_TIMEOUT:-240} $bin run --workload gemm --peers torch --dtype $1 --layout $2 --m $3 --n $4 --k $5 \
+          ${GEMM_PEER_VARIANTS:+--variants $GEMM_PEER_VARIANTS} --out "$d/$1-$2-$3" > "$d/$1-$2-$3.log" 2>&1
+        echo "$spec exit $?"; grep -E "^│ [a-zA-Z]|peer\)|FAILED|ERROR" "$d/$1-$2-$3.log" | cut -c1-220
+      done ;;
     gemm-timeline)
       timeout 200 $bin timeline --workload gemm --dtype bf16 --layout nk --m 8192 --n 8192 --k 8192 --tiles 24 --out "$d" > "$d/timeline.log" 2>&1
       echo "timeline exit $?"; grep -vE "^\[" "$d/timeline.log" | cut -c1-200 | tail -12 ;;

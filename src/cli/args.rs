@@ -177,7 +177,8 @@ impl GpuArgs {
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum PeerArg {
-    /// PyTorch eager and torch.compile.
+    /// PyTorch: eager and torch.compile beside a row workload, torch.matmul and torch.compile's
+    /// Triton matmul beside a GEMM.
     Torch,
 }
 
@@ -185,7 +186,8 @@ pub enum PeerArg {
 #[derive(Args)]
 pub struct PeerArgs {
     /// Also run the same problem through other tools, validated and timed alike: `torch` (PyTorch
-    /// eager and torch.compile, through --python; skipped with the reason when either is missing).
+    /// eager and torch.compile, or beside a GEMM torch.matmul and Triton's matmul through
+    /// torch.compile, in --python; skipped with the reason when either is missing).
     #[arg(long, value_enum)]
     peers: Option<PeerArg>,
     /// The Python that runs the torch peers.
@@ -199,11 +201,11 @@ impl PeerArgs {
         self.peers.map(|PeerArg::Torch| self.python.clone())
     }
 
-    /// The peers compute the row workloads; a GEMM has cuBLAS beside it always.
-    pub fn refuse_with_gemm(&self) -> anyhow::Result<()> {
+    /// A GEMM sweep has cuBLAS beside every point; torch's GEMM peers join one `run`.
+    pub fn refuse_with_gemm_sweep(&self) -> anyhow::Result<()> {
         if self.peers.is_some() {
             anyhow::bail!(tilepipe::Error::InvalidArgument(
-                "--peers torch takes the row workloads (rmsnorm, copy); with --workload gemm cuBLAS always runs beside the variants".into()
+                "--peers torch in a sweep takes the row workloads (rmsnorm, copy); a GEMM sweep has cuBLAS beside every point, and `run --workload gemm --peers torch` puts torch.matmul and Triton's matmul beside one GEMM".into()
             ));
         }
         Ok(())

@@ -23,7 +23,7 @@ pub fn cmd_run(
     gpu: &GpuArgs,
     (dtype, seed): (DType, u64),
     variants: Option<String>,
-    timing: TimingOptions,
+    (timing, torch_python): (TimingOptions, Option<std::path::PathBuf>),
     (out, format): (Option<&Path>, Format),
 ) -> anyhow::Result<ExitCode> {
     let problem = Problem::new(g.m, g.n, g.k, g.layout, dtype)?;
@@ -44,6 +44,7 @@ pub fn cmd_run(
         variants,
         timing,
         command: std::env::args().collect(),
+        torch_python,
     };
     let outcome = run(&e, &opts)?;
     let r = &outcome.run;
@@ -99,12 +100,7 @@ pub fn print_run(r: &GemmRun, format: Format) {
             }
             print::document(&doc)
         }
-        Format::Csv => print::document(
-            &std::iter::once(gemm::HEADER.join(","))
-                .chain(rows().iter().map(|row| row.join(",")))
-                .collect::<Vec<_>>()
-                .join("\n"),
-        ),
+        Format::Csv => print::document(&gemm::csv(r)),
         Format::Table => {
             print::line(&format!(
                 "gemm {} ({:.1} GFLOP); cuBLAS: {}",

@@ -60,7 +60,6 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
         ..TimingOptions::default()
     };
     if let WorkloadArg::Gemm = a.gpu.workload {
-        a.peers.refuse_with_gemm()?;
         if a.timeline.is_some() || a.explain_timing {
             anyhow::bail!(tilepipe::Error::InvalidArgument(
                 "--timeline and --explain-timing take the row workloads; allowed with --workload gemm: --m --n --k --layout --dtype --variants --out".into()
@@ -71,7 +70,7 @@ pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
             &a.gpu,
             (a.problem.dtype, a.problem.seed),
             a.variants,
-            timing,
+            (timing, a.peers.torch_python()),
             (a.out.as_deref(), a.format),
         );
     }

@@ -77,7 +77,7 @@ pub struct SweepArgs {
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
     if let WorkloadArg::Gemm = a.gpu.workload {
-        a.peers.refuse_with_gemm()?;
+        a.peers.refuse_with_gemm_sweep()?;
         let o = GemmSweepOptions {
             m: a.m,
             n: a.n,

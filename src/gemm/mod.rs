@@ -5,6 +5,7 @@
 mod controls;
 mod cublas;
 pub mod kernel;
+mod peers;
 pub mod suite;
 pub mod sweep;
 pub mod timeline;
@@ -34,6 +35,8 @@ pub struct GemmOptions {
     pub variants: Option<String>,
     pub timing: TimingOptions,
     pub command: Vec<String>,
+    /// The Python that runs torch.matmul and Triton's matmul beside the variants, if asked for.
+    pub torch_python: Option<std::path::PathBuf>,
 }
 
 /// Stress validations per variant before it is timed.
@@ -240,14 +243,19 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmOutcome> {
         problem: p,
         seed: o.seed,
         cublas: blas.peer(),
+        peers: Vec::new(),
         variants: Vec::new(),
         notes: Vec::new(),
     };
     let fatal = validate(e, o, &problems, &clean, &blas, &mut results, &mut out)
-        .and_then(|(mut d, validated)| {
+        .and_then(|(mut user, validated)| {
             under_stress(e, &stressed, &mut results, &problems[0], o.seed)?;
-            let timing = (&mut d, &validated);
-            measure(e, o, &clean, &blas, timing, &mut results, &mut out)
+            let timing = (&mut user.d, &validated);
+            measure(e, o, &clean, &blas, timing, &mut results, &mut out)?;
+            if let Some(python) = &o.torch_python {
+                out.peers = peers::torch(e, o, &user, python);
+            }
+            Ok(())
         })
         .err();
     if let Some(err) = &fatal {
@@ -269,7 +277,7 @@ pub struct GemmOutcome {
 
 /// Every clean build on every problem, the user's last (its buffers stay for timing): against the
 /// f64 reference, cuBLAS's C (itself checked against the reference first) and `sync`'s on the same
-/// tile. Returns the user's buffers and a digest of each variant's C there.
+/// tile. Returns the user's case and a digest of each variant's C there.
 fn validate(
     e: &Engine,
     o: &GemmOptions,
@@ -278,7 +286,7 @@ fn validate(
     blas: &cublas::Library,
     results: &mut [GemmResult],
     out: &mut GemmRun,
-) -> Result<(Buffers, HashMap<usize, Digest>)> {
+) -> Result<(peers::UserCase, HashMap<usize, Digest>)> {
     let mut last = None;
     let mut digests = HashMap::new();
     e.progress
@@ -343,7 +351,12 @@ fn validate(
                 }
             }
         }
-        last = Some(d);
+        last = Some(peers::UserCase {
+            d,
+            x,
+            elements,
+            cublas_c,
+        });
     }
     e.progress.done();
     Ok((last.expect("the user's problem is validated last"), digests))

@@ -1,11 +1,13 @@
-//! Peers beside the row workloads: the same problem through PyTorch eager and torch.compile, run
-//! by the user's Python with a helper script shipped inside this binary (`torch_peer.py`). They
-//! get the same bytes (the seeded input allocation, strided view and offset included), the same
-//! number of rotated buffer sets, the same timing rule; their outputs are validated against the
-//! same f64 reference before any of them is timed. A missing Python or torch skips them with the
-//! reason; nothing here needs a GPU of its own, so the protocol is tested on any machine.
+//! Peers beside tilepipe's kernels: the same problem through PyTorch, run by the user's Python
+//! with a helper script shipped inside this binary (`torch_peer.py`). Beside a row workload:
+//! torch eager and torch.compile; beside a GEMM: torch.matmul and torch.compile's Triton matmul.
+//! They get the same bytes (the seeded inputs, a row workload's strided view and offset
+//! included), the same number of rotated buffer sets, the same timing rule; their outputs are
+//! validated as tilepipe's are before any of them is timed. A missing Python or torch skips them
+//! with the reason; nothing here needs a GPU of its own, so the protocol is tested on any machine.
 
 mod protocol;
+mod subject;
 
 use crate::bench::TimingOptions;
 use crate::report::peer::Peer;
@@ -13,8 +15,7 @@ use crate::workload::HostData;
 use protocol::Session;
 use std::path::PathBuf;
 use std::time::Duration;
-
-pub use protocol::PEER_NAMES;
+pub use subject::{GEMM_PEER_NAMES, GemmCase, PEER_NAMES, Subject};
 
 const SCRIPT: &str = include_str!("torch_peer.py");
 
@@ -23,14 +24,13 @@ const SCRIPT: &str = include_str!("torch_peer.py");
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What the peers are asked to do: where Python is, which GPU, the problem's constants and the
-/// timing rule of the run they join.
+/// timing rule of the run they join (the ceiling and baseline only beside a row workload).
 #[derive(Debug, Clone)]
 pub struct TorchRequest {
     pub python: PathBuf,
     pub device: usize,
     pub workload: &'static str,
     pub eps: Option<f64>,
-    pub tile_rows: usize,
     pub buffer_sets: usize,
     pub timing: TimingOptions,
     /// For each peer's % of the copy ceiling and speedup against `sync`.
@@ -38,12 +38,22 @@ pub struct TorchRequest {
     pub baseline_ms: Option<f64>,
 }
 
-/// PyTorch eager and torch.compile on `data`: validated, then timed; each peer that could not run
-/// carries its reason.
-pub fn torch(req: &TorchRequest, data: &HostData) -> Vec<Peer> {
-    match Session::start(req, data, SCRIPT, ANSWER_TIMEOUT) {
-        Ok(s) => s.run(req, data),
-        Err(why) => protocol::skipped(&why),
+/// PyTorch eager and torch.compile on a row workload's `data` (tiles of `tile_rows`, for where
+/// a validation failure lies): validated, then timed; each peer that could not run carries its
+/// reason.
+pub fn torch(req: &TorchRequest, data: &HostData, tile_rows: usize) -> Vec<Peer> {
+    peers(req, &Subject::Rows { data, tile_rows })
+}
+
+/// torch.matmul and torch.compile's Triton matmul on a GEMM, validated, then timed.
+pub fn torch_gemm(req: &TorchRequest, case: &GemmCase) -> Vec<Peer> {
+    peers(req, &Subject::Gemm(case))
+}
+
+fn peers(req: &TorchRequest, subject: &Subject) -> Vec<Peer> {
+    match Session::start(req, subject, SCRIPT, ANSWER_TIMEOUT) {
+        Ok(s) => s.run(req, subject),
+        Err(why) => protocol::skipped(&subject.names(), &why),
     }
 }
 

@@ -3,23 +3,17 @@
 //! stderr goes to a file whose tail explains a script that stopped answering.
 
 use super::TorchRequest;
-use crate::bench::{Summary, Timing, gbps};
-use crate::check::compare::against_reference;
-use crate::report::Perf;
+use super::subject::Subject;
+use crate::bench::{Summary, Timing};
 use crate::report::peer::Peer;
-use crate::workload::HostData;
 use serde::Deserialize;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::Duration;
-
-/// The rows that stand for the peers when the script gives no answer of its own (it answers for
-/// these, in this order, plus torch's fused `F.rms_norm` spelling under RMSNorm).
-pub const PEER_NAMES: [&str; 2] = ["torch eager", "torch.compile"];
 
 #[derive(Debug, Deserialize)]
 struct Answer {
@@ -81,7 +75,7 @@ impl Session {
     /// Writes the inputs and the script, starts Python on it and sends the spec.
     pub fn start(
         req: &TorchRequest,
-        data: &HostData,
+        subject: &Subject,
         script: &str,
         timeout: Duration,
     ) -> Result<Session, String> {
@@ -100,10 +94,10 @@ impl Session {
             Ok(p)
         };
         let script = write("torch_peer.py", script.as_bytes())?;
-        let x = write("x.bin", &data.x)?;
-        let aux = (!data.aux.is_empty())
-            .then(|| write("aux.bin", &data.aux))
-            .transpose()?;
+        let mut spec = subject.spec();
+        for (key, name, bytes) in subject.files() {
+            spec[key] = json!(write(name, bytes)?);
+        }
         let stderr = dir.join("stderr.log");
         let err_file = std::fs::File::create(&stderr).map_err(|e| io("stderr.log", e))?;
         let mut child = Command::new(&req.python)
@@ -128,21 +122,22 @@ impl Session {
                 }
             }
         });
-        let v = &data.view;
-        let spec = json!({
+        for (key, value) in json!({
             "device": req.device,
             "workload": req.workload,
-            "dtype": data.dtype.to_string(),
             "eps": req.eps,
-            "view": {"tokens": v.tokens, "hidden": v.hidden, "row_stride": v.row_stride,
-                     "offset": v.offset, "alloc": v.alloc},
-            "x": x, "aux": aux, "out_dir": dir,
+            "out_dir": dir,
             "buffer_sets": req.buffer_sets,
             "timing": {"warmup": req.timing.warmup, "min_repeats": req.timing.min_repeats,
                        "max_repeats": req.timing.max_repeats,
                        "target_rel_stdev": req.timing.target_rel_stdev,
                        "budget_s": req.timing.budget.as_secs_f64()},
-        });
+        })
+        .as_object()
+        .expect("an object")
+        {
+            spec[key] = value.clone();
+        }
         let mut s = Session {
             child,
             stdin,
@@ -204,19 +199,23 @@ impl Session {
     }
 
     /// Validates each peer's output, times those that passed, and returns every peer's row.
-    pub fn run(mut self, req: &TorchRequest, data: &HostData) -> Vec<Peer> {
+    pub fn run(mut self, req: &TorchRequest, subject: &Subject) -> Vec<Peer> {
+        let names = subject.names();
         let mut peers = match self.answer() {
             Ok(a) if a.event == "skip" => {
                 let why = a.reason.unwrap_or_else(|| "no reason given".into());
-                return skipped(&why);
+                return skipped(&names, &why);
             }
             Ok(a) if a.event == "outputs" => a
                 .peers
                 .iter()
-                .map(|p| validated(p, data, req.tile_rows))
+                .map(|p| validated(p, subject))
                 .collect::<Vec<_>>(),
-            Ok(a) => return errored(&self.stopped(&format!("unexpected answer '{}'", a.event))),
-            Err(why) => return errored(&why),
+            Ok(a) => {
+                let why = self.stopped(&format!("unexpected answer '{}'", a.event));
+                return errored(&names, &why);
+            }
+            Err(why) => return errored(&names, &why),
         };
         let passed: Vec<&str> = peers
             .iter()
@@ -230,7 +229,7 @@ impl Session {
             Ok(a) if a.event == "timings" => {
                 for t in a.peers {
                     if let Some(p) = peers.iter_mut().find(|p| p.name == t.name) {
-                        timed(p, t, req, data);
+                        timed(p, t, req, subject);
                     }
                 }
             }
@@ -242,15 +241,15 @@ impl Session {
     }
 }
 
-pub(super) fn skipped(why: &str) -> Vec<Peer> {
-    PEER_NAMES
+pub(super) fn skipped(names: &[&str], why: &str) -> Vec<Peer> {
+    names
         .iter()
         .map(|n| Peer::skipped(n, why.to_string()))
         .collect()
 }
 
-fn errored(why: &str) -> Vec<Peer> {
-    PEER_NAMES
+fn errored(names: &[&str], why: &str) -> Vec<Peer> {
+    names
         .iter()
         .map(|n| Peer {
             status: crate::report::Status::Error,
@@ -269,8 +268,8 @@ fn fail_untimed(peers: &mut [Peer], why: &str) {
     }
 }
 
-/// The peer's row once its output is judged: against the f64 reference, as tilepipe's baseline is.
-fn validated(a: &PeerAnswer, data: &HostData, tile_rows: usize) -> Peer {
+/// The peer's row once its output is judged, as tilepipe's own outputs are (`Subject::judge`).
+fn validated(a: &PeerAnswer, subject: &Subject) -> Peer {
     let mut p = Peer::new(&a.name, a.version.clone(), a.math.as_deref().unwrap_or("-"));
     if let Some(why) = &a.skip {
         return Peer {
@@ -282,22 +281,12 @@ fn validated(a: &PeerAnswer, data: &HostData, tile_rows: usize) -> Peer {
         p.fail("the script named no output file".into());
         return p;
     };
-    match read_output(out, data) {
+    match subject.read(out) {
         Ok(bytes) => {
-            let v = against_reference(&bytes, data, tile_rows);
-            p.checked = Some(format!(
-                "{} on every element: rel L2 {:.2e}, max abs error {:.2e}, {} beyond tolerance, {} NaN",
-                v.checked_against,
-                v.rel_l2.unwrap_or(f64::NAN),
-                v.max_abs_err.unwrap_or(f64::NAN),
-                v.beyond_tolerance,
-                v.nan
-            ));
-            if !v.passed {
-                p.fail(format!(
-                    "validation: {}",
-                    v.failure.unwrap_or_else(|| "failed".into())
-                ));
+            let (checked, failure) = subject.judge(&bytes);
+            p.checked = Some(checked);
+            if let Some(why) = failure {
+                p.fail(format!("validation: {why}"));
             }
         }
         Err(why) => p.fail(why),
@@ -305,23 +294,8 @@ fn validated(a: &PeerAnswer, data: &HostData, tile_rows: usize) -> Peer {
     p
 }
 
-fn read_output(path: &Path, data: &HostData) -> Result<Vec<u8>, String> {
-    let want = data.view.elements() * data.dtype.size();
-    let bytes = std::fs::read(path).map_err(|e| io(&path.display().to_string(), e))?;
-    if bytes.len() != want {
-        return Err(format!(
-            "its output holds {} bytes; a dense [{} x {}] {} output holds {want}",
-            bytes.len(),
-            data.view.tokens,
-            data.view.hidden,
-            data.dtype
-        ));
-    }
-    Ok(bytes)
-}
-
 /// The peer's timing from its samples, summarised as tilepipe's own are.
-fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, data: &HostData) {
+fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, subject: &Subject) {
     if let Some(e) = t.error {
         p.status = crate::report::Status::Error;
         p.detail = Some(format!("timing: {e}"));
@@ -333,15 +307,7 @@ fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, data: &HostData) {
         p.detail = Some("timing: no finite samples came back".into());
         return;
     };
-    let bw = gbps(
-        data.workload.traffic(&data.view, data.dtype).bytes,
-        device.median,
-    );
-    p.perf = Some(Perf {
-        gbps: bw,
-        pct_of_ceiling: req.ceiling_gbps.map(|c| 100.0 * bw / c),
-        speedup_vs_sync: req.baseline_ms.map(|b| b / device.median),
-    });
+    subject.perf(req, device.median, p);
     p.timing = Some(Timing {
         device_ms: t.device_ms,
         device,

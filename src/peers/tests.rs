@@ -30,7 +30,6 @@ fn request(python: PathBuf) -> TorchRequest {
         device: 0,
         workload: "copy",
         eps: None,
-        tile_rows: 2,
         buffer_sets: 3,
         timing: TimingOptions::default(),
         ceiling_gbps: Some(4000.0),
@@ -72,7 +71,7 @@ echo '{{"event":"timings","peers":[{{"name":"torch eager","device_ms":[0.010,0.0
             asked.display()
         ),
     );
-    let peers = torch(&request(py), &d);
+    let peers = torch(&request(py), &d, 2);
     assert_eq!(peers.len(), 2);
     let (eager, compiled) = (&peers[0], &peers[1]);
     assert_eq!(eager.status, Status::Passed, "{:?}", eager.detail);
@@ -116,7 +115,7 @@ read t; echo '{{"event":"timings","peers":[]}}'"#,
             short.display()
         ),
     );
-    let peers = torch(&request(py), &d);
+    let peers = torch(&request(py), &d, 2);
     assert_eq!(peers[0].status, Status::Failed);
     let why = peers[0].detail.as_deref().unwrap();
     assert!(why.contains("100 bytes") && why.contains("768"), "{why}");
@@ -131,7 +130,7 @@ fn a_script_that_skips_skips_both_peers_with_its_reason() {
         dir.path(),
         r#"read spec; echo '{"event":"skip","reason":"cannot import torch"}'"#,
     );
-    let peers = torch(&request(py), &data());
+    let peers = torch(&request(py), &data(), 2);
     assert!(
         peers
             .iter()
@@ -144,7 +143,7 @@ fn a_script_that_skips_skips_both_peers_with_its_reason() {
 fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let py = fake_python(dir.path(), "read spec; echo 'Traceback: boom' >&2; exit 3");
-    let peers = torch(&request(py), &data());
+    let peers = torch(&request(py), &data(), 2);
     for p in &peers {
         assert_eq!(p.status, Status::Error);
         let why = p.detail.as_deref().unwrap();
@@ -154,7 +153,7 @@ fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
 
 #[test]
 fn a_missing_python_skips_and_says_how_to_name_one() {
-    let peers = torch(&request("/nonexistent/python3".into()), &data());
+    let peers = torch(&request("/nonexistent/python3".into()), &data(), 2);
     for p in &peers {
         assert_eq!(p.status, Status::Skipped);
         assert!(p.detail.as_deref().unwrap().contains("--python"));
@@ -165,7 +164,7 @@ fn a_missing_python_skips_and_says_how_to_name_one() {
 fn the_shipped_script_answers_under_this_machines_python() {
     // whatever python3 is here (CI has no torch and no GPU): the shipped script must answer with a
     // reason, never hang or leave the peers without one
-    let peers = torch(&request("python3".into()), &data());
+    let peers = torch(&request("python3".into()), &data(), 2);
     for p in &peers {
         assert_ne!(
             p.status,
@@ -218,4 +217,112 @@ fn the_script_holds_its_batches_by_tilepipes_rule() {
     for (t, o) in theirs.iter().zip(&ours) {
         assert!((t - o).abs() < 1e-9, "script {theirs:?}, tilepipe {ours:?}");
     }
+}
+
+/// A small GEMM, its exact C rounded to the precision (what a correct peer returns), and the
+/// elements the reference checks (all of them at this size).
+fn gemm() -> (
+    crate::workload::gemm::data::Inputs,
+    Vec<u8>,
+    Vec<(usize, usize)>,
+) {
+    use crate::workload::gemm::{Layout, Problem, data::Inputs, reference};
+    let p = Problem::new(8, 12, 16, Layout::Nk, DType::Bf16).unwrap();
+    let x = Inputs::new(p, 5);
+    let mut c = Vec::new();
+    for i in 0..p.m {
+        for j in 0..p.n {
+            p.dtype
+                .push(reference::reference(&x, i, j).0 as f32, &mut c);
+        }
+    }
+    let elements = reference::checked_elements(&p, 5);
+    assert_eq!(elements.len(), p.m * p.n);
+    (x, c, elements)
+}
+
+fn gemm_request(python: PathBuf) -> TorchRequest {
+    TorchRequest {
+        workload: "gemm",
+        buffer_sets: 1,
+        ceiling_gbps: None,
+        baseline_ms: None,
+        ..request(python)
+    }
+}
+
+#[test]
+fn gemm_peers_are_judged_like_the_variants_and_get_tflops() {
+    let (x, c, elements) = gemm();
+    let dir = tempfile::tempdir().unwrap();
+    let (good, bad, spec) = (
+        dir.path().join("good.bin"),
+        dir.path().join("bad.bin"),
+        dir.path().join("spec.json"),
+    );
+    std::fs::write(&good, &c).unwrap();
+    let mut wrong = c.clone();
+    let (mut far, es) = (Vec::new(), x.problem.dtype.size());
+    x.problem.dtype.push(100.0, &mut far);
+    wrong[17 * es..18 * es].copy_from_slice(&far); // C[1][5] far off
+    std::fs::write(&bad, &wrong).unwrap();
+    let py = fake_python(
+        dir.path(),
+        &format!(
+            r#"read spec; echo "$spec" > {}
+echo '{{"event":"outputs","peers":[{{"name":"torch.matmul","out":"{}"}},{{"name":"torch.compile, Triton matmul","out":"{}"}}]}}'
+read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[0.010,0.011,0.012],"host_submit_us":[5,6,7],"warmup":5,"buffer_sets":1}}]}}'"#,
+            spec.display(),
+            good.display(),
+            bad.display()
+        ),
+    );
+    let case = GemmCase {
+        inputs: &x,
+        elements: &elements,
+        cublas_c: Some(&c),
+    };
+    let peers = torch_gemm(&gemm_request(py), &case);
+    let (mm, triton) = (&peers[0], &peers[1]);
+    assert_eq!(mm.status, Status::Passed, "{:?}", mm.detail);
+    let checked = mm.checked.as_deref().unwrap();
+    assert!(
+        checked.contains("f64 reference: 96 elements within bounds")
+            && checked.contains("cuBLAS: 96 elements within bounds"),
+        "{checked}"
+    );
+    let want = x.problem.flops() as f64 / (0.011 * 1e9);
+    assert!((mm.tflops.unwrap() - want).abs() < 1e-12);
+    assert!(mm.perf.is_none(), "a GEMM peer has no bandwidth figures");
+    assert_eq!(triton.status, Status::Failed);
+    let why = triton.detail.as_deref().unwrap();
+    assert!(why.contains("C[1][5] = 100"), "{why}");
+    // the script was given the GEMM and its inputs, one set, as the variants are timed (hot)
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
+    assert_eq!(spec["workload"], "gemm");
+    assert_eq!(spec["dtype"], "bf16");
+    assert_eq!(
+        spec["gemm"],
+        serde_json::json!({"m": 8, "n": 12, "k": 16, "layout": "nk"})
+    );
+    assert_eq!(spec["buffer_sets"], 1);
+    // the scratch folder is gone with the session, so the file names are all that is left
+    assert!(spec["a"].as_str().unwrap().ends_with("/a.bin"));
+    assert!(spec["b"].as_str().unwrap().ends_with("/b.bin"));
+    assert!(spec.get("view").is_none() && spec.get("x").is_none());
+}
+
+#[test]
+fn gemm_peers_without_torch_are_skipped_under_their_own_names() {
+    let (x, _, elements) = gemm();
+    let case = GemmCase {
+        inputs: &x,
+        elements: &elements,
+        cublas_c: None,
+    };
+    let peers = torch_gemm(&gemm_request("/nonexistent/python3".into()), &case);
+    let names: Vec<&str> = peers.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, GEMM_PEER_NAMES);
+    assert!(peers.iter().all(|p| p.status == Status::Skipped));
 }

@@ -2,6 +2,8 @@
 //! - `device`, `toolchain`, `command`, `seed`; `problem` {m, n, k, layout (kn | nk), dtype}
 //! - `cublas`: the vendor library on the same problem in the same run (version, status, detail,
 //!   timing, tflops, math: TF32 off), its C the reference for numbers beside the f64 host one
+//! - `peers[]` (`--peers torch`): torch.matmul and torch.compile's Triton matmul, the same fields
+//!   plus `checked` (how their C was validated)
 //! - `variants[]`: name, mechanism, stages, copy_bytes, tile {bm, bn, bk, warps_m, warps_n,
 //!   min_blocks}, control, status, detail, build options, resources (registers, shared memory,
 //!   occupancy and its limiter), sass (movement attestation), math (HMMA + LDSM or FFMA),
@@ -32,6 +34,9 @@ pub struct GemmRun {
     pub problem: Problem,
     pub seed: u64,
     pub cublas: Peer,
+    /// torch.matmul and torch.compile's Triton matmul (`--peers torch`), validated and timed alike.
+    #[serde(default)]
+    pub peers: Vec<Peer>,
     pub variants: Vec<GemmResult>,
     pub notes: Vec<String>,
 }
@@ -110,32 +115,42 @@ fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".to_string(), |x| format!("{x:.digits$}"))
 }
 
-/// cuBLAS first, then one row per variant (a failed or skipped one with its status and no time).
+/// The table as CSV (fields quoted where they hold a comma: a peer's name does).
+pub fn csv(r: &GemmRun) -> String {
+    super::formats::csv_doc(&HEADER, rows(r))
+}
+
+/// A library's row: its name and version, status, time, TFLOP/s and % of cuBLAS's.
+fn peer_row(p: &Peer, label: String, cublas_tflops: Option<f64>) -> [String; 15] {
+    let dash = || "-".to_string();
+    [
+        label,
+        dash(),
+        dash(),
+        dash(),
+        dash(),
+        dash(),
+        dash(),
+        dash(),
+        dash(),
+        p.status.label().into(),
+        num(p.timing.as_ref().map(|t| t.device.median * 1e3), 1),
+        num(p.tflops, 1),
+        num(p.tflops.zip(cublas_tflops).map(|(t, c)| 100.0 * t / c), 1),
+        dash(),
+        dash(),
+    ]
+}
+
+/// cuBLAS first, then the torch peers, then one row per variant (a failed or skipped one with its
+/// status and no time).
 pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
     let c = &r.cublas;
-    let mut out = vec![[
-        format!("cuBLAS {}", c.version.as_deref().unwrap_or(""))
-            .trim_end()
-            .to_string(),
-        "-".into(),
-        "-".into(),
-        "-".into(),
-        "-".into(),
-        "-".into(),
-        "-".into(),
-        "-".into(),
-        "-".into(),
-        c.status.label().into(),
-        num(c.timing.as_ref().map(|t| t.device.median * 1e3), 1),
-        num(c.tflops, 1),
-        if c.tflops.is_some() {
-            "100.0".into()
-        } else {
-            "-".into()
-        },
-        "-".into(),
-        "-".into(),
-    ]];
+    let label = format!("cuBLAS {}", c.version.as_deref().unwrap_or(""));
+    let mut out = vec![peer_row(c, label.trim_end().to_string(), c.tflops)];
+    for p in &r.peers {
+        out.push(peer_row(p, format!("{} (peer)", p.name), c.tflops));
+    }
     for v in &r.variants {
         let res = v.resources.as_ref();
         out.push([
@@ -221,6 +236,10 @@ pub fn problems(r: &GemmRun) -> Vec<String> {
     if let Some(why) = &r.cublas.detail {
         out.push(format!("cuBLAS {}: {why}", r.cublas.status.label()));
     }
+    out.extend(r.peers.iter().filter_map(|p| {
+        let why = p.detail.as_ref()?;
+        Some(format!("{} (peer) {}: {why}", p.name, p.status.label()))
+    }));
     out.extend(r.variants.iter().filter_map(|v| {
         let why = v.cublas_clocks.as_ref()?;
         Some(format!("{} % cuBLAS*: {why}", v.name))
@@ -315,5 +334,42 @@ mod tests {
             .find(|row| row[0] == "tma-wgmma-ws-s4")
             .unwrap();
         assert_eq!(ws[12], "111.0");
+    }
+
+    #[test]
+    fn torch_peers_sit_under_cublas_with_their_share_of_it() {
+        let mut r = hopper_run();
+        let cublas = r.cublas.tflops.unwrap();
+        let mut mm = Peer::new("torch.matmul", Some("torch 2.11".into()), "a @ b");
+        mm.tflops = Some(cublas * 0.9);
+        let mut triton = Peer::new("torch.compile, Triton matmul", None, "max_autotune");
+        triton.fail("validation: f64 reference: 3 of 96 elements wrong".into());
+        r.peers = vec![mm, triton];
+        let table = rows(&r);
+        assert!(table[0][0].starts_with("cuBLAS"));
+        assert_eq!(table[0][12], "100.0");
+        assert_eq!(
+            (table[1][0].as_str(), table[1][12].as_str()),
+            ("torch.matmul (peer)", "90.0")
+        );
+        assert_eq!(
+            (table[2][9].as_str(), table[2][11].as_str()),
+            ("FAILED", "-")
+        );
+        assert_eq!(table.len(), 3 + r.variants.len());
+        assert!(problems(&r).contains(
+            &"torch.compile, Triton matmul (peer) FAILED: validation: f64 reference: 3 of 96 elements wrong"
+                .to_string()
+        ));
+        // CSV keeps one field per column, the peer's comma inside quotes
+        let doc = csv(&r);
+        let line = doc
+            .lines()
+            .find(|l| l.contains("Triton matmul"))
+            .unwrap();
+        assert!(line.starts_with("\"torch.compile, Triton matmul (peer)\","), "{line}");
+        assert_eq!(line.matches(',').count(), HEADER.len());
+        // a run recorded before the peers existed reads back without them
+        assert!(hopper_run().peers.is_empty());
     }
 }

@@ -287,13 +287,13 @@ fn measure(
             device: h.info().ordinal,
             workload: h.workload.name(),
             eps: h.workload.eps(),
-            tile_rows: ready.first().map_or(1, |r| r.prepared.cfg.tile_rows),
             buffer_sets: rotation_sets(h.info().l2_bytes as usize, set_bytes),
             timing: o.timing,
             ceiling_gbps: Some(ceiling_gbps),
             baseline_ms,
         };
-        out.peers = crate::peers::torch(&req, &data);
+        let tile_rows = ready.first().map_or(1, |r| r.prepared.cfg.tile_rows);
+        out.peers = crate::peers::torch(&req, &data, tile_rows);
     }
     let timed = results
         .iter()

@@ -91,13 +91,12 @@ pub fn measure(
             device: h.device,
             workload: h.workload.name(),
             eps: h.workload.eps(),
-            tile_rows: s.tile_rows,
             buffer_sets: rotation_sets(h.l2_bytes, set_bytes),
             timing: o.timing,
             ceiling_gbps: Some(s.ceiling_gbps),
             baseline_ms: sync_ms,
         };
-        for p in peers::torch(&req, &data) {
+        for p in peers::torch(&req, &data, s.tile_rows) {
             let k = key_of(&p.name);
             match point(&p, &data, s, k.clone(), h.gpu.clone()) {
                 Ok(rec) if wanted(&k) => {

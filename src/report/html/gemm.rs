@@ -3,7 +3,7 @@
 //! SASS excerpt. Same page rules as the row report (no scripts, fits a 1280 px window).
 
 use super::evidence::{attestation_text, sass};
-use super::{figure, page, table};
+use super::{figure, page, peers, table};
 use crate::report::chart::{Bars, bars_against};
 use crate::report::gemm::{
     GemmResult, GemmRun, HEADER, LADDER_HEADER, LADDER_RIGHT, RIGHT, ladder, problems, rows,
@@ -55,6 +55,7 @@ pub fn render(r: &GemmRun) -> String {
             p { "Each step's fastest variant in this run, and its gain over the step before: what each step adds is measured here, not claimed." }
             (table(&LADDER_HEADER, &LADDER_RIGHT, steps))
         }
+        (peers(&r.peers, "Same GPU, inputs, seed and timing rule as the variants and cuBLAS (CUDA events around each launch after warm-up, inputs hot in L2); each C validated against the f64 reference on the same elements and against cuBLAS's C before it was timed."))
         @let bad = problems(r);
         @if !bad.is_empty() {
             div.warn { ul { @for b in &bad { li { (b) } } } }

@@ -107,7 +107,7 @@ pub fn render(r: &RunResults) -> String {
         (table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r)))
         (figure(chart::bandwidth(r), "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."))
         (problems(r))
-        (peers(r))
+        (peers(&r.peers, "Same GPU, input bytes, strided view, seed and timing rule (CUDA events around each launch after warm-up, the same number of rotated input sets); each output validated against the same f64 reference before it was timed. Their outputs come from the framework's own allocator."))
         h2 { "Evidence: resources, occupancy, SASS, completion" }
         (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
         @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {
@@ -183,8 +183,8 @@ fn problems(r: &RunResults) -> Markup {
 
 /// What each peer is, how it was asked to compute, and how its output compared, so its row in the
 /// summary can be weighed.
-fn peers(r: &RunResults) -> Markup {
-    let rows = r.peers.iter().map(|p| {
+pub(super) fn peers(peers: &[crate::report::peer::Peer], how: &str) -> Markup {
+    let rows = peers.iter().map(|p| {
         [
             p.name.clone(),
             p.version.clone().unwrap_or("-".into()),
@@ -194,9 +194,9 @@ fn peers(r: &RunResults) -> Markup {
         ]
     });
     html! {
-        @if !r.peers.is_empty() {
+        @if !peers.is_empty() {
             h2 #peers { "Peers: the same problem through other tools" }
-            p { "Same GPU, input bytes, strided view, seed and timing rule (CUDA events around each launch after warm-up, the same number of rotated input sets); each output validated against the same f64 reference before it was timed. Their outputs come from the framework's own allocator." }
+            p { (how) }
             (table(&["peer", "version", "asked to compute", "status", "validation"], &[], rows))
         }
     }

@@ -152,4 +152,13 @@ fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
     let mut untimed = r.clone();
     untimed.variants.iter_mut().for_each(|v| v.tflops = None);
     assert!(gemm::render(&untimed).contains("No plot: no timed variants"));
+    // no peers asked for, no peers section; with them, each with how its C was checked
+    assert!(!page.contains("id=\"peers\""));
+    let mut with = r.clone();
+    let mut mm = crate::report::peer::Peer::new("torch.matmul", None, "a @ b in bf16");
+    mm.checked = Some("f64 reference: 4096 elements within bounds".into());
+    with.peers.push(mm);
+    let page = gemm::render(&with);
+    assert!(page.contains("id=\"peers\"") && page.contains("torch.matmul (peer)"));
+    assert!(page.contains("f64 reference: 4096 elements within bounds"));
 }
