@@ -363,11 +363,11 @@ mod tests {
         ));
         // CSV keeps one field per column, the peer's comma inside quotes
         let doc = csv(&r);
-        let line = doc
-            .lines()
-            .find(|l| l.contains("Triton matmul"))
-            .unwrap();
-        assert!(line.starts_with("\"torch.compile, Triton matmul (peer)\","), "{line}");
+        let line = doc.lines().find(|l| l.contains("Triton matmul")).unwrap();
+        assert!(
+            line.starts_with("\"torch.compile, Triton matmul (peer)\","),
+            "{line}"
+        );
         assert_eq!(line.matches(',').count(), HEADER.len());
         // a run recorded before the peers existed reads back without them
         assert!(hopper_run().peers.is_empty());
