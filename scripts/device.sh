@@ -164,14 +164,15 @@ for s in "$@"; do
       timeout 200 $bin check --variants sync,cpasync-cg16-s2,bulk,tma-s3,ctl-cpasync --out "$d" > "$d/check.log" 2>&1
       echo "exit $?"; grep -E "^FAIL|^ok   (control|stress)|passed, " "$d/check.log" | cut -c1-260 | tail -60 ;;
     ncu)
-      # NCU_SPECS: variant,dtype,hidden (131072 tokens each)
+      # NCU_SPECS: variant,dtype,hidden (NCU_TOKENS tokens each, 131072 by default)
       for spec in ${NCU_SPECS:-sync,bf16,4096 cpasync-ca8-s2,bf16,4096 tma-ws-s3,bf16,4096}; do
         set -- $(echo "$spec" | tr , ' '); v=$1-$2-$3
         timeout 60 ncu --clock-control none -k tilepipe_rmsnorm --section SpeedOfLight --section MemoryWorkloadAnalysis \
           --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats \
-          $bin probe "$1" --dtype $2 --hidden $3 --tokens 131072 -q > "$d/$v.ncu.txt" 2>&1
+          --metrics dram__bytes_read.sum,dram__bytes_write.sum \
+          $bin probe "$1" --dtype $2 --hidden $3 --tokens ${NCU_TOKENS:-131072} -q > "$d/$v.ncu.txt" 2>&1
         echo "ncu $v exit $?"
-        grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|SM Frequency|Warp Cycles Per Issued|Stall" "$d/$v.ncu.txt" | head -24
+        grep -E "Duration|DRAM Throughput|dram__bytes|L2 Hit|L1/TEX Hit|Registers Per|Memory Throughput|Compute \(SM\) Throughput|Issue Slots Busy|No Eligible|Achieved Occupancy|SM Frequency|Warp Cycles Per Issued|Stall" "$d/$v.ncu.txt" | head -30
       done ;;
     sanitize)
       timeout 400 $bin check --dtypes bf16 --suite-hidden 4096 --runs 1 --variants sync --sanitize racecheck,synccheck,memcheck --out "$d" > "$d/sanitize.log" 2>&1
