@@ -129,6 +129,34 @@ pub struct Repeat {
     pub agrees: bool,
 }
 
+impl Repeat {
+    pub fn new(variant: &str, first: Summary, second: Summary) -> Repeat {
+        Repeat {
+            variant: variant.into(),
+            agrees: first.indistinguishable(&second),
+            first,
+            second,
+        }
+    }
+
+    /// The run's note on it; `after` says what ran in between ("every other variant").
+    pub fn note(&self, after: &str) -> String {
+        format!(
+            "repeatability: {} measured again after {after}: median {:.1} us (first {:.1} us, range {:.1}..{:.1}); {}",
+            self.variant,
+            self.second.median * 1e3,
+            self.first.median * 1e3,
+            self.first.min * 1e3,
+            self.first.max * 1e3,
+            if self.agrees {
+                "within the reported spread"
+            } else {
+                "OUTSIDE the reported spread: treat differences of this size as noise"
+            }
+        )
+    }
+}
+
 pub const DRIVER_COPY_NAME: &str = "cuMemcpyDtoD";
 pub const PLAIN_COPY_NAME: &str = "tilepipe_plain_copy";
 
@@ -209,6 +237,19 @@ pub struct OwnCopy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_repeat_agrees_only_within_the_spread() {
+        let first = Summary::of(&[1.00, 1.02, 1.04]).unwrap();
+        let near = Repeat::new("k", first, Summary::of(&[1.05, 1.06, 1.07]).unwrap());
+        assert!(near.agrees, "medians 0.04 apart, spread 0.04");
+        assert!(near.note("x").ends_with("within the reported spread"));
+        let far = Repeat::new("k", first, Summary::of(&[1.10, 1.11, 1.12]).unwrap());
+        assert!(!far.agrees, "medians 0.09 apart, spreads 0.04 and 0.02");
+        let n = far.note("every variant");
+        assert!(n.contains("k measured again after every variant: median 1110.0 us (first 1020.0 us, range 1000.0..1040.0)"), "{n}");
+        assert!(n.contains("OUTSIDE the reported spread"), "{n}");
+    }
 
     #[test]
     fn hand_computed_summary() {

@@ -3,7 +3,7 @@
 
 use super::kernel::Buffers;
 use crate::Result;
-use crate::bench::{TimingOptions, time_with};
+use crate::bench::{Repeat, TimingOptions, time_with};
 use crate::gpu::cublas::{Blas, GemmDesc};
 use crate::harness::{Engine, HANG_LIMIT};
 use crate::report::Status;
@@ -75,5 +75,24 @@ impl Library {
         peer.tflops = Some(tflops(d.problem.flops(), t.device.median));
         peer.timing = Some(t);
         Ok(())
+    }
+
+    /// cuBLAS timed once more, after everything else in the run, against its first timing in
+    /// `first`: it ran first, on a GPU not yet at its power limit (None if it was not timed).
+    pub fn again(
+        &self,
+        e: &Engine,
+        d: &mut Buffers,
+        opts: &TimingOptions,
+        first: &Peer,
+    ) -> Result<Option<Repeat>> {
+        let Some(before) = first.timing.as_ref().map(|t| t.device) else {
+            return Ok(None);
+        };
+        let mut second = first.clone();
+        self.time(e, d, opts, &mut second)?;
+        Ok(second
+            .timing
+            .map(|t| Repeat::new(&first.name, before, t.device)))
     }
 }

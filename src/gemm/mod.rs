@@ -244,6 +244,7 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmOutcome> {
         seed: o.seed,
         cublas: blas.peer(),
         peers: Vec::new(),
+        repeat: None,
         variants: Vec::new(),
         notes: Vec::new(),
     };
@@ -255,6 +256,13 @@ pub fn run(e: &Engine, o: &GemmOptions) -> Result<GemmOutcome> {
             if let Some(python) = &o.torch_python {
                 out.peers = peers::torch(e, o, &user, python);
             }
+            out.repeat = blas.again(e, &mut user.d, &o.timing, &out.cublas)?;
+            let after = if out.peers.is_empty() {
+                "every variant"
+            } else {
+                "every variant and peer"
+            };
+            out.notes.extend(out.repeat.as_ref().map(|r| r.note(after)));
             Ok(())
         })
         .err();

@@ -13,7 +13,7 @@
 
 use super::Status;
 pub use super::peer::Peer;
-use crate::bench::stats::Timing;
+use crate::bench::stats::{Repeat, Timing};
 use crate::gpu::DeviceInfo;
 use crate::resources::Resources;
 use crate::sass::{Attestation, SassEvidence};
@@ -37,6 +37,9 @@ pub struct GemmRun {
     /// torch.matmul and torch.compile's Triton matmul (`--peers torch`), validated and timed alike.
     #[serde(default)]
     pub peers: Vec<Peer>,
+    /// cuBLAS timed again after every variant and peer: the GPU ran it cool first, the others hot.
+    #[serde(default)]
+    pub repeat: Option<Repeat>,
     pub variants: Vec<GemmResult>,
     pub notes: Vec<String>,
 }

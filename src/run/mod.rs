@@ -257,22 +257,9 @@ fn measure(
         let grid = h.persistent_grid(p, tiles(&dd.view, p.cfg.tile_rows));
         let again = bench::time_kernel(h, p, grid, &sets, &o.timing)?.device;
         let before = results[i].timing.as_ref().expect("timed above").device;
-        let agrees = before.indistinguishable(&again);
-        out.notes.push(format!(
-            "repeatability: {} measured again after every other variant: median {:.1} us (first {:.1} us, range {:.1}..{:.1}); {}",
-            p.variant.name,
-            again.median * 1e3,
-            before.median * 1e3,
-            before.min * 1e3,
-            before.max * 1e3,
-            if agrees { "within the reported spread" } else { "OUTSIDE the reported spread: treat differences of this size as noise" }
-        ));
-        out.repeat = Some(bench::Repeat {
-            variant: p.variant.name.clone(),
-            first: before,
-            second: again,
-            agrees,
-        });
+        let repeat = bench::Repeat::new(&p.variant.name, before, again);
+        out.notes.push(repeat.note("every other variant"));
+        out.repeat = Some(repeat);
     }
     if let Some(python) = &o.torch_python {
         crate::interrupt::check()?;
