@@ -56,6 +56,11 @@ pub fn sources_note(dir: &std::path::Path) -> String {
 }
 
 impl Engine {
+    /// The GPU's clocks now (NVML), or None where they cannot be read.
+    pub fn clock(&self) -> Option<clocks::ClockSample> {
+        self.clocks.as_ref().ok().and_then(|m| m.sample())
+    }
+
     pub fn open(ordinal: usize, cache: Cache, progress: Progress) -> Result<Engine> {
         let gpu = Gpu::open(ordinal)?;
         if gpu.info.arch.sm() < 70 {

@@ -76,7 +76,7 @@ pub fn time_with(
     let per_launch = warm.elapsed() / opts.warmup.max(1) as u32;
     e.gpu.finish(what, HANG_LIMIT)?;
     // read between batches, while the device is idle, so the readings never sit inside a sample
-    let read = || e.clocks.as_ref().ok().and_then(|m| m.sample());
+    let read = || e.clock();
     let mut clock_samples: Vec<ClockSample> = read().into_iter().collect();
     let events: Vec<_> = (0..=BATCH)
         .map(|_| e.gpu.event(true))

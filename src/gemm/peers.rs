@@ -37,5 +37,5 @@ pub fn torch(e: &Engine, o: &GemmOptions, u: &UserCase, python: &Path) -> Vec<Pe
         elements: &u.elements,
         cublas_c: u.cublas_c.as_deref(),
     };
-    crate::peers::torch_gemm(&req, &case)
+    crate::peers::torch_gemm(&req, &case, &|| e.clock())
 }

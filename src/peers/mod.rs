@@ -10,6 +10,7 @@ mod protocol;
 mod subject;
 
 use crate::bench::TimingOptions;
+use crate::clocks::ClockSample;
 use crate::report::peer::Peer;
 use crate::workload::HostData;
 use protocol::Session;
@@ -38,21 +39,25 @@ pub struct TorchRequest {
     pub baseline_ms: Option<f64>,
 }
 
+/// Reads the GPU's clocks (NVML), or None where they cannot be read. The peers' timings carry
+/// what it read around and during them, as tilepipe's own do.
+pub type Clock<'a> = &'a dyn Fn() -> Option<ClockSample>;
+
 /// PyTorch eager and torch.compile on a row workload's `data` (tiles of `tile_rows`, for where
 /// a validation failure lies): validated, then timed; each peer that could not run carries its
 /// reason.
-pub fn torch(req: &TorchRequest, data: &HostData, tile_rows: usize) -> Vec<Peer> {
-    peers(req, &Subject::Rows { data, tile_rows })
+pub fn torch(req: &TorchRequest, data: &HostData, tile_rows: usize, clock: Clock) -> Vec<Peer> {
+    peers(req, &Subject::Rows { data, tile_rows }, clock)
 }
 
 /// torch.matmul and torch.compile's Triton matmul on a GEMM, validated, then timed.
-pub fn torch_gemm(req: &TorchRequest, case: &GemmCase) -> Vec<Peer> {
-    peers(req, &Subject::Gemm(case))
+pub fn torch_gemm(req: &TorchRequest, case: &GemmCase, clock: Clock) -> Vec<Peer> {
+    peers(req, &Subject::Gemm(case), clock)
 }
 
-fn peers(req: &TorchRequest, subject: &Subject) -> Vec<Peer> {
+fn peers(req: &TorchRequest, subject: &Subject, clock: Clock) -> Vec<Peer> {
     match Session::start(req, subject, SCRIPT, ANSWER_TIMEOUT) {
-        Ok(s) => s.run(req, subject),
+        Ok(s) => s.run(req, subject, clock),
         Err(why) => protocol::skipped(&subject.names(), &why),
     }
 }

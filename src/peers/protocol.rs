@@ -2,9 +2,11 @@
 //! of those that validated out, their timing samples back. Lines of JSON both ways; the script's
 //! stderr goes to a file whose tail explains a script that stopped answering.
 
+use super::Clock;
 use super::TorchRequest;
 use super::subject::Subject;
 use crate::bench::{Summary, Timing};
+use crate::clocks::{ClockSample, ClockTrace};
 use crate::report::peer::Peer;
 use serde::Deserialize;
 use serde_json::json;
@@ -13,7 +15,10 @@ use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How often the GPU's clocks are read while the script times a peer.
+const CLOCK_EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Deserialize)]
 struct Answer {
@@ -156,15 +161,19 @@ impl Session {
             .map_err(|e| self.stopped(&format!("could not write to it ({e})")))
     }
 
-    /// The next answer: the first line that parses as one (torch may print its own lines).
-    fn answer(&mut self) -> Result<Answer, String> {
+    /// The next answer: the first line that parses as one (torch may print its own lines). While
+    /// it waits, `clock` is read every CLOCK_EVERY into `seen` (the script is timing a peer).
+    fn answer(&mut self, clock: Clock, seen: &mut Vec<ClockSample>) -> Result<Answer, String> {
+        let deadline = Instant::now() + self.timeout;
         loop {
-            match self.lines.recv_timeout(self.timeout) {
+            let wait = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(wait.min(CLOCK_EVERY)) {
                 Ok(line) => {
                     if let Ok(a) = serde_json::from_str::<Answer>(&line) {
                         return Ok(a);
                     }
                 }
+                Err(RecvTimeoutError::Timeout) if !wait.is_zero() => seen.extend(clock()),
                 Err(RecvTimeoutError::Timeout) => {
                     let _ = self.child.kill();
                     return Err(self.stopped(&format!(
@@ -198,10 +207,11 @@ impl Session {
         )
     }
 
-    /// Validates each peer's output, times those that passed, and returns every peer's row.
-    pub fn run(mut self, req: &TorchRequest, subject: &Subject) -> Vec<Peer> {
+    /// Validates each peer's output, times those that passed one at a time with the GPU's clocks
+    /// read around and during each, and returns every peer's row.
+    pub fn run(mut self, req: &TorchRequest, subject: &Subject, clock: Clock) -> Vec<Peer> {
         let names = subject.names();
-        let mut peers = match self.answer() {
+        let mut peers = match self.answer(&|| None, &mut Vec::new()) {
             Ok(a) if a.event == "skip" => {
                 let why = a.reason.unwrap_or_else(|| "no reason given".into());
                 return skipped(&names, &why);
@@ -217,25 +227,37 @@ impl Session {
             }
             Err(why) => return errored(&names, &why),
         };
-        let passed: Vec<&str> = peers
+        let passed: Vec<String> = peers
             .iter()
             .filter(|p| p.status == crate::report::Status::Passed)
-            .map(|p| p.name.as_str())
+            .map(|p| p.name.clone())
             .collect();
-        let timings = self
-            .send(&json!({ "time": passed }))
-            .and_then(|_| self.answer());
-        match timings {
-            Ok(a) if a.event == "timings" => {
-                for t in a.peers {
-                    if let Some(p) = peers.iter_mut().find(|p| p.name == t.name) {
-                        timed(p, t, req, subject);
+        for name in passed {
+            let mut seen: Vec<ClockSample> = clock().into_iter().collect();
+            let answer = self
+                .send(&json!({ "time": [name] }))
+                .and_then(|_| self.answer(clock, &mut seen));
+            seen.extend(clock());
+            match answer {
+                Ok(a) if a.event == "timings" => {
+                    for t in a.peers {
+                        if let Some(p) = peers.iter_mut().find(|p| p.name == t.name) {
+                            timed(p, t, req, subject, &seen);
+                        }
                     }
                 }
+                Ok(a) => {
+                    fail_untimed(&mut peers, &format!("unexpected answer '{}'", a.event));
+                    break;
+                }
+                Err(why) => {
+                    fail_untimed(&mut peers, &why);
+                    break;
+                }
             }
-            Ok(a) => fail_untimed(&mut peers, &format!("unexpected answer '{}'", a.event)),
-            Err(why) => fail_untimed(&mut peers, &why),
         }
+        // closing stdin ends the script's loop
+        drop(self.stdin);
         let _ = self.child.wait();
         peers
     }
@@ -295,7 +317,7 @@ fn validated(a: &PeerAnswer, subject: &Subject) -> Peer {
 }
 
 /// The peer's timing from its samples, summarised as tilepipe's own are.
-fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, subject: &Subject) {
+fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, subject: &Subject, seen: &[ClockSample]) {
     if let Some(e) = t.error {
         p.status = crate::report::Status::Error;
         p.detail = Some(format!("timing: {e}"));
@@ -316,6 +338,6 @@ fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, subject: &Subject) {
         warmup: t.warmup,
         buffer_sets: t.buffer_sets,
         host_bound_samples: t.host_bound_samples,
-        clocks: None,
+        clocks: (!seen.is_empty()).then(|| ClockTrace::new(seen.to_vec())),
     });
 }

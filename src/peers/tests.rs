@@ -71,7 +71,7 @@ echo '{{"event":"timings","peers":[{{"name":"torch eager","device_ms":[0.010,0.0
             asked.display()
         ),
     );
-    let peers = torch(&request(py), &d, 2);
+    let peers = torch(&request(py), &d, 2, &|| None);
     assert_eq!(peers.len(), 2);
     let (eager, compiled) = (&peers[0], &peers[1]);
     assert_eq!(eager.status, Status::Passed, "{:?}", eager.detail);
@@ -101,6 +101,81 @@ echo '{{"event":"timings","peers":[{{"name":"torch eager","device_ms":[0.010,0.0
 }
 
 #[test]
+fn each_peer_is_timed_alone_with_the_clocks_read_around_and_during_it() {
+    let d = data();
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.bin");
+    std::fs::write(&good, dense(&d)).unwrap();
+    let asked = dir.path().join("asked");
+    let py = fake_python(
+        dir.path(),
+        &format!(
+            r#"read spec
+p='"version":"torch 9","math":"m","out":"{good}"'
+echo '{{"event":"outputs","peers":[{{"name":"torch eager",'$p'}},{{"name":"torch.compile",'$p'}}]}}'
+while read t; do
+  echo "$t" >> {asked}
+  sleep 0.35
+  case "$t" in *eager*) n="torch eager";; *) n="torch.compile";; esac
+  echo '{{"event":"timings","peers":[{{"name":"'"$n"'","device_ms":[0.010,0.011],"host_submit_us":[5,6],"warmup":5,"buffer_sets":3}}]}}'
+done"#,
+            good = good.display(),
+            asked = asked.display()
+        ),
+    );
+    // a GPU slowing down as it is read: 1980 MHz, then 15 MHz less at each reading, power-capped
+    let reads = std::cell::Cell::new(0u32);
+    let clock = || {
+        reads.set(reads.get() + 1);
+        Some(crate::clocks::ClockSample {
+            sm_mhz: 1995 - 15 * reads.get(),
+            mem_mhz: 3201,
+            temp_c: 50,
+            power_w: 690.0,
+            throttle: if reads.get() > 1 {
+                vec!["sw_power_cap".into()]
+            } else {
+                vec![]
+            },
+        })
+    };
+    let peers = torch(&request(py), &d, 2, &clock);
+    let sent = std::fs::read_to_string(&asked).unwrap();
+    assert_eq!(
+        sent.lines().collect::<Vec<_>>(),
+        [
+            r#"{"time":["torch eager"]}"#,
+            r#"{"time":["torch.compile"]}"#
+        ],
+        "one request per peer"
+    );
+    let traces: Vec<_> = peers
+        .iter()
+        .map(|p| {
+            p.timing
+                .as_ref()
+                .expect("timed")
+                .clocks
+                .clone()
+                .expect("clocks read")
+        })
+        .collect();
+    for (p, t) in peers.iter().zip(&traces) {
+        // before, at least twice while the script timed it (0.35 s at one reading per 0.1 s), after
+        assert!(t.samples.len() >= 4, "{}: {:?}", p.name, t.samples);
+        let w = t
+            .warning
+            .as_deref()
+            .expect("the clock moved past the tolerance");
+        assert!(w.contains("sw_power_cap"), "{w}");
+    }
+    // each peer has its own readings, the second's after the first's
+    let last_of_first = traces[0].samples.last().unwrap().sm_mhz;
+    assert!(traces[1].samples.iter().all(|s| s.sm_mhz < last_of_first));
+    assert_eq!(traces[0].samples[0].sm_mhz, 1980);
+}
+
+#[test]
 fn an_output_of_the_wrong_size_fails_with_both_sizes() {
     let d = data();
     let dir = tempfile::tempdir().unwrap();
@@ -115,7 +190,7 @@ read t; echo '{{"event":"timings","peers":[]}}'"#,
             short.display()
         ),
     );
-    let peers = torch(&request(py), &d, 2);
+    let peers = torch(&request(py), &d, 2, &|| None);
     assert_eq!(peers[0].status, Status::Failed);
     let why = peers[0].detail.as_deref().unwrap();
     assert!(why.contains("100 bytes") && why.contains("768"), "{why}");
@@ -130,7 +205,7 @@ fn a_script_that_skips_skips_both_peers_with_its_reason() {
         dir.path(),
         r#"read spec; echo '{"event":"skip","reason":"cannot import torch"}'"#,
     );
-    let peers = torch(&request(py), &data(), 2);
+    let peers = torch(&request(py), &data(), 2, &|| None);
     assert!(
         peers
             .iter()
@@ -143,7 +218,7 @@ fn a_script_that_skips_skips_both_peers_with_its_reason() {
 fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let py = fake_python(dir.path(), "read spec; echo 'Traceback: boom' >&2; exit 3");
-    let peers = torch(&request(py), &data(), 2);
+    let peers = torch(&request(py), &data(), 2, &|| None);
     for p in &peers {
         assert_eq!(p.status, Status::Error);
         let why = p.detail.as_deref().unwrap();
@@ -153,7 +228,9 @@ fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
 
 #[test]
 fn a_missing_python_skips_and_says_how_to_name_one() {
-    let peers = torch(&request("/nonexistent/python3".into()), &data(), 2);
+    let peers = torch(&request("/nonexistent/python3".into()), &data(), 2, &|| {
+        None
+    });
     for p in &peers {
         assert_eq!(p.status, Status::Skipped);
         assert!(p.detail.as_deref().unwrap().contains("--python"));
@@ -164,7 +241,7 @@ fn a_missing_python_skips_and_says_how_to_name_one() {
 fn the_shipped_script_answers_under_this_machines_python() {
     // whatever python3 is here (CI has no torch and no GPU): the shipped script must answer with a
     // reason, never hang or leave the peers without one
-    let peers = torch(&request("python3".into()), &data(), 2);
+    let peers = torch(&request("python3".into()), &data(), 2, &|| None);
     for p in &peers {
         assert_ne!(
             p.status,
@@ -282,7 +359,7 @@ read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[
         elements: &elements,
         cublas_c: Some(&c),
     };
-    let peers = torch_gemm(&gemm_request(py), &case);
+    let peers = torch_gemm(&gemm_request(py), &case, &|| None);
     let (mm, triton) = (&peers[0], &peers[1]);
     assert_eq!(mm.status, Status::Passed, "{:?}", mm.detail);
     let checked = mm.checked.as_deref().unwrap();
@@ -321,7 +398,9 @@ fn gemm_peers_without_torch_are_skipped_under_their_own_names() {
         elements: &elements,
         cublas_c: None,
     };
-    let peers = torch_gemm(&gemm_request("/nonexistent/python3".into()), &case);
+    let peers = torch_gemm(&gemm_request("/nonexistent/python3".into()), &case, &|| {
+        None
+    });
     let names: Vec<&str> = peers.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, GEMM_PEER_NAMES);
     assert!(peers.iter().all(|p| p.status == Status::Skipped));

@@ -196,14 +196,15 @@ def main():
             entry["skip"] = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         outputs.append(entry)
     say({"event": "outputs", "peers": outputs})
-    wanted = json.loads(sys.stdin.readline())["time"]
-    timings = []
-    for name in wanted:
-        try:
-            timings.append({"name": name, **time_peer(torch, ready[name], inputs, spec)})
-        except Exception as e:  # noqa: BLE001
-            timings.append({"name": name, "error": f"{type(e).__name__}: {e}"})
-    say({"event": "timings", "peers": timings})
+    # one request per peer, until tilepipe closes stdin: it reads the GPU's clocks around each
+    for line in sys.stdin:
+        timings = []
+        for name in json.loads(line)["time"]:
+            try:
+                timings.append({"name": name, **time_peer(torch, ready[name], inputs, spec)})
+            except Exception as e:  # noqa: BLE001
+                timings.append({"name": name, "error": f"{type(e).__name__}: {e}"})
+        say({"event": "timings", "peers": timings})
 
 
 if __name__ == "__main__":

@@ -123,8 +123,17 @@ pub fn csv(r: &GemmRun) -> String {
     super::formats::csv_doc(&HEADER, rows(r))
 }
 
-/// A library's row: its name and version, status, time, TFLOP/s and % of cuBLAS's.
-fn peer_row(p: &Peer, label: String, cublas_tflops: Option<f64>) -> [String; 15] {
+/// Why a torch peer's % of cuBLAS is not a comparison at one clock, if it is not (None also where
+/// either has no clock readings: a run recorded before the peers' clocks were read).
+pub fn peer_clocks(r: &GemmRun, p: &Peer) -> Option<String> {
+    let theirs = r.cublas.timing.as_ref()?.clocks.as_ref()?;
+    let mine = p.timing.as_ref()?.clocks.as_ref()?;
+    crate::clocks::unmatched("cuBLAS", theirs, mine)
+}
+
+/// A library's row: its name and version, status, time, TFLOP/s and % of cuBLAS's (marked `*`
+/// where the two ran at different clocks).
+fn peer_row(p: &Peer, label: String, cublas_tflops: Option<f64>, apart: bool) -> [String; 15] {
     let dash = || "-".to_string();
     [
         label,
@@ -139,7 +148,10 @@ fn peer_row(p: &Peer, label: String, cublas_tflops: Option<f64>) -> [String; 15]
         p.status.label().into(),
         num(p.timing.as_ref().map(|t| t.device.median * 1e3), 1),
         num(p.tflops, 1),
-        num(p.tflops.zip(cublas_tflops).map(|(t, c)| 100.0 * t / c), 1),
+        match p.tflops.zip(cublas_tflops).map(|(t, c)| 100.0 * t / c) {
+            Some(pct) if apart => format!("{pct:.1}*"),
+            pct => num(pct, 1),
+        },
         dash(),
         dash(),
     ]
@@ -150,9 +162,10 @@ fn peer_row(p: &Peer, label: String, cublas_tflops: Option<f64>) -> [String; 15]
 pub fn rows(r: &GemmRun) -> Vec<[String; 15]> {
     let c = &r.cublas;
     let label = format!("cuBLAS {}", c.version.as_deref().unwrap_or(""));
-    let mut out = vec![peer_row(c, label.trim_end().to_string(), c.tflops)];
+    let mut out = vec![peer_row(c, label.trim_end().to_string(), c.tflops, false)];
     for p in &r.peers {
-        out.push(peer_row(p, format!("{} (peer)", p.name), c.tflops));
+        let apart = peer_clocks(r, p).is_some();
+        out.push(peer_row(p, format!("{} (peer)", p.name), c.tflops, apart));
     }
     for v in &r.variants {
         let res = v.resources.as_ref();
@@ -242,6 +255,10 @@ pub fn problems(r: &GemmRun) -> Vec<String> {
     out.extend(r.peers.iter().filter_map(|p| {
         let why = p.detail.as_ref()?;
         Some(format!("{} (peer) {}: {why}", p.name, p.status.label()))
+    }));
+    out.extend(r.peers.iter().filter_map(|p| {
+        let why = peer_clocks(r, p)?;
+        Some(format!("{} (peer) % cuBLAS*: {why}", p.name))
     }));
     out.extend(r.variants.iter().filter_map(|v| {
         let why = v.cublas_clocks.as_ref()?;
@@ -374,5 +391,37 @@ mod tests {
         assert_eq!(line.matches(',').count(), HEADER.len());
         // a run recorded before the peers existed reads back without them
         assert!(hopper_run().peers.is_empty());
+    }
+
+    #[test]
+    fn a_peer_timed_at_other_clocks_than_cublas_is_starred_and_explained() {
+        use crate::clocks::{ClockSample, ClockTrace};
+        let at = |mhz: &[u32]| {
+            let s = mhz.iter().map(|&sm_mhz| ClockSample {
+                sm_mhz,
+                mem_mhz: 3201,
+                temp_c: 50,
+                power_w: 500.0,
+                throttle: vec![],
+            });
+            Some(ClockTrace::new(s.collect()))
+        };
+        let mut r = hopper_run();
+        let mut t = r.cublas.timing.clone().unwrap();
+        t.clocks = at(&[1980, 1980]);
+        r.cublas.timing = Some(t.clone());
+        let mut mm = Peer::new("torch.matmul", None, "a @ b");
+        mm.tflops = r.cublas.tflops;
+        t.clocks = at(&[1980, 1980, 1975]);
+        mm.timing = Some(t.clone());
+        r.peers = vec![mm];
+        assert_eq!(rows(&r)[1][12], "100.0", "the same clock: no mark");
+        assert!(!problems(&r).iter().any(|p| p.contains("(peer) % cuBLAS*")));
+        t.clocks = at(&[1980, 1860, 1740]);
+        r.peers[0].timing = Some(t);
+        assert_eq!(rows(&r)[1][12], "100.0*");
+        assert!(problems(&r).contains(
+            &"torch.matmul (peer) % cuBLAS*: not at one clock: cuBLAS timed at 1980 MHz, this at 1740..1980 MHz".to_string()
+        ));
     }
 }

@@ -199,11 +199,19 @@ pub fn problems(r: &RunResults) -> Vec<String> {
         .collect()
 }
 
-/// "CLOCKS variant: what moved", per variant whose clocks moved while it was timed.
+/// "CLOCKS variant: what moved", per variant and peer whose clocks moved while it was timed.
 pub fn clock_warnings(r: &RunResults) -> impl Iterator<Item = String> + '_ {
-    r.variants.iter().filter_map(|v| {
-        let w = v.timing.as_ref()?.clocks.as_ref()?.warning.as_ref()?;
-        Some(format!("CLOCKS {}: {w}", v.name))
+    let variants = r
+        .variants
+        .iter()
+        .map(|v| (v.name.clone(), v.timing.as_ref()));
+    let peers = r
+        .peers
+        .iter()
+        .map(|p| (format!("{} (peer)", p.name), p.timing.as_ref()));
+    variants.chain(peers).filter_map(|(name, t)| {
+        let w = t?.clocks.as_ref()?.warning.as_ref()?;
+        Some(format!("CLOCKS {name}: {w}"))
     })
 }
 

@@ -280,7 +280,7 @@ fn measure(
             baseline_ms,
         };
         let tile_rows = ready.first().map_or(1, |r| r.prepared.cfg.tile_rows);
-        out.peers = crate::peers::torch(&req, &data, tile_rows);
+        out.peers = crate::peers::torch(&req, &data, tile_rows, &|| h.clock());
     }
     let timed = results
         .iter()

@@ -5,6 +5,7 @@
 
 use super::{PointId, Provenance, Record, SweepOptions, append, key};
 use crate::Result;
+use crate::clocks::ClockSample;
 use crate::dtype::DType;
 use crate::harness::{Harness, rotation_sets};
 use crate::peers::{self, PEER_NAMES, TorchRequest};
@@ -29,6 +30,8 @@ pub struct Context<'a> {
     /// The GPU, as every point names it.
     pub gpu: String,
     pub progress: &'a Progress,
+    /// The GPU's clocks, read around and during each peer's timing.
+    pub clock: Box<dyn Fn() -> Option<ClockSample> + 'a>,
 }
 
 impl<'a> Context<'a> {
@@ -39,6 +42,7 @@ impl<'a> Context<'a> {
             l2_bytes: h.info().l2_bytes as usize,
             gpu: gpu_of(h),
             progress: &h.progress,
+            clock: Box::new(|| h.clock()),
         }
     }
 }
@@ -96,7 +100,7 @@ pub fn measure(
             ceiling_gbps: Some(s.ceiling_gbps),
             baseline_ms: sync_ms,
         };
-        for p in peers::torch(&req, &data, s.tile_rows) {
+        for p in peers::torch(&req, &data, s.tile_rows, &*h.clock) {
             let k = key_of(&p.name);
             match point(&p, &data, s, k.clone(), h.gpu.clone()) {
                 Ok(rec) if wanted(&k) => {
@@ -285,9 +289,11 @@ echo called >> DIR/calls
 case "$spec" in *'"tokens":4'[,}]*) n=2;; *) n=4;; esac
 p='"version":"torch 9","math":"m","out":"DIR/'$n'.bin"'
 echo '{"event":"outputs","peers":[{"name":"torch eager",'$p'},{"name":"torch.compile",'$p'}]}'
-read t
 s='"device_ms":[0.01,0.011],"host_submit_us":[5,6],"warmup":5,"buffer_sets":1'
-echo '{"event":"timings","peers":[{"name":"torch eager",'$s'},{"name":"torch.compile",'$s'}]}'
+while read t; do
+  case "$t" in *eager*) n="torch eager";; *) n="torch.compile";; esac
+  echo '{"event":"timings","peers":[{"name":"'"$n"'",'$s'}]}'
+done
 "#
         .replace("DIR", &d.display().to_string());
         std::fs::write(&py, script).unwrap();
@@ -299,6 +305,7 @@ echo '{"event":"timings","peers":[{"name":"torch eager",'$s'},{"name":"torch.com
             l2_bytes: 1 << 20,
             gpu: "GPU 0: test (GPU-0)".into(),
             progress: &progress,
+            clock: Box::new(|| None),
         };
         let s = Slice {
             tiles: &[2, 4],

@@ -118,6 +118,14 @@ fn clocks_that_moved_are_warned_about_and_steady_ones_said_so() {
     let page = render(&r);
     assert!(!page.contains("class=\"warn\""));
     assert!(page.contains("held within 2%"));
+    // a peer's clocks are read as the variants' are, and warned about alike
+    let mut peer = crate::report::peer::Peer::new("torch.compile", None, "default mode");
+    let mut t = r.variants[0].timing.clone().expect("timed");
+    t.clocks = Some(ClockTrace::new(vec![sample(1980), sample(1740)]));
+    peer.timing = Some(t);
+    r.peers.push(peer);
+    let page = render(&r);
+    assert!(page.contains("CLOCKS torch.compile (peer): SM clock moved 1740..1980 MHz"));
 }
 
 /// A GEMM run recorded on the H200 (bf16, 8192^3, B [N x K]).
