@@ -251,7 +251,7 @@ for s in "$@"; do
     before-after)
       # the default run by the binary of an earlier commit (target/before/tilepipe) and by this one,
       # alternating twice, so that drift in clocks or temperature falls on both alike
-      for who in before after before2 after2; do
+      for who in ${BA_RUNS:-before after before2 after2}; do
         b=$bin; case $who in before*) b=$PWD/target/before/tilepipe ;; esac
         timeout 140 $b run --out "$d/$who" > "$d/$who.log" 2>&1
         echo "$who exit $?"; grep -vE "^\[" "$d/$who.log" | grep -E "^│ [a-z]|ceiling|CLOCKS|repeatab" | cut -c1-200
