@@ -87,9 +87,10 @@ struct RmsNorm : RowTiles {
         const long long pitch = slot_pitch<IN_PLACE>();
         const int t = tile(k), rows = tile_rows(t);
         const int lane = ctid & 31;
+        const u64 policy = l2_evict_last_policy();  // used by a held tile's loads alone
         const auto load = [&](int r, int v) {
             const uint4* a = reinterpret_cast<const uint4*>(slot_bytes + r * pitch) + v;
-            return KEEP_TILE ? ld_global_nc_na_v4(a) : *a;  // a held tile is read once
+            return KEEP_TILE ? ld_global_el_v4(a, policy) : *a;  // a held tile is read once
         };
         // held: every load of the tile issued before the first row's reduction waits on any
         uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NQ : 1];

@@ -64,12 +64,13 @@ for s in "$@"; do
     exp|exp-*)
       # kernel experiments: each folder exp/k-NAME is a kernels/ tree with one change, run through
       # TILEPIPE_KERNELS beside this build's own (EXP_SPECS: dtype,tokens,hidden; EXP_TREES: which
-      # folders, all by default); name the step exp-SOMETHING to keep two sets apart
+      # folders, all by default; EXP_PEERS=1: torch beside the base run); name the step exp-SOMETHING to
+      # keep two sets apart
       for spec in ${EXP_SPECS:-f32,65536,8192}; do
         set -- $(echo "$spec" | tr , ' ')
         for k in base ${EXP_TREES:-$(ls exp 2>/dev/null)}; do
           kd=""; [ $k != base ] && kd=$PWD/exp/$k
-          TILEPIPE_KERNELS=$kd timeout ${EXP_TIMEOUT:-60} $bin run --dtype $1 --tokens $2 --hidden $3 $([ "${EXP_VARIANTS:-}" = all ] || echo --variants ${EXP_VARIANTS:-sync,direct}) --out "$d/$1-$3-$k" > "$d/$1-$3-$k.log" 2>&1
+          TILEPIPE_KERNELS=$kd timeout ${EXP_TIMEOUT:-60} $bin run --dtype $1 --tokens $2 --hidden $3 $([ "${EXP_VARIANTS:-}" = all ] || echo --variants ${EXP_VARIANTS:-sync,direct}) $([ -n "${EXP_PEERS:-}" ] && [ $k = base ] && echo --peers torch) --out "$d/$1-$3-$k" > "$d/$1-$3-$k.log" 2>&1
           echo "== $spec $k exit $?"; grep -vE "^\[" "$d/$1-$3-$k.log" | grep -E "^│ [a-z]|ceiling" | grep -v "┆ regs" | awk -F'┆' '{print $1 $5 $6 $7 $8 $9}' | cut -c1-160
           grep -E "^│ [a-z]" "$d/$1-$3-$k.log" | grep -E "┆ [0-9]+ +┆ [0-9]+\+" | awk -F'┆' '{print $1 $2 $4 $5}' | cut -c1-120
         done
@@ -100,8 +101,8 @@ for s in "$@"; do
       echo "check exit $?"; grep -E "^FAIL|^ok   control|passed, |^skip" "$d/check.log" | cut -c1-300 | tail -60 ;;
     gemm-peers)
       # torch.matmul and torch.compile's Triton matmul beside the GEMM variants and cuBLAS
-      for spec in ${GEMM_PEER_SPECS:-"bf16 nk 8192 8192 8192" "f32 kn 4096 4096 4096"}; do
-        set -- $spec
+      for spec in ${GEMM_PEER_SPECS:-bf16,nk,8192,8192,8192 f32,kn,4096,4096,4096}; do
+        set -- $(echo "$spec" | tr , ' ')
         timeout ${GEMM_PEER_TIMEOUT:-240} $bin run --workload gemm --peers torch --dtype $1 --layout $2 --m $3 --n $4 --k $5 \
           ${GEMM_PEER_VARIANTS:+--variants $GEMM_PEER_VARIANTS} --out "$d/$1-$2-$3" > "$d/$1-$2-$3.log" 2>&1
         echo "$spec exit $?"; grep -E "^│ [a-zA-Z]|peer\)|FAILED|ERROR" "$d/$1-$2-$3.log" | cut -c1-220
