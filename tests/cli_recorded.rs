@@ -1,0 +1,248 @@
+//! The real binary on recorded evidence: `inspect` on a saved cubin, `compare` on two recorded
+//! runs, a recorded sweep split into shards and merged back, and `sweep --devices` refused before
+//! any worker starts.
+
+#[path = "common/bin.rs"]
+mod bin;
+
+use bin::{fixture, stderr_of, tilepipe};
+
+/// Exit 1 when a claim is contradicted, 0 when every claim holds, 2 when nothing could be
+/// judged. Needs nvdisasm and cuobjdump (no NVRTC: the cubin is saved); skipped without them
+/// unless TILEPIPE_REQUIRE_NVRTC is set.
+#[test]
+fn inspect_a_cubin_with_json_and_a_false_claim() {
+    let tc = tilepipe::toolchain::Toolchain::discover();
+    if tc.nvdisasm.is_none() || tc.cuobjdump.is_none() {
+        assert!(
+            std::env::var_os("TILEPIPE_REQUIRE_NVRTC").is_none(),
+            "TILEPIPE_REQUIRE_NVRTC is set and nvdisasm or cuobjdump is missing"
+        );
+        eprintln!("skipped: no nvdisasm or cuobjdump; .ci/run installs them");
+        return;
+    }
+    let cubin = fixture("inspect/cpasync.sm_80.cubin");
+    let inspect = |args: &[&str]| {
+        tilepipe()
+            .args(["inspect", &cubin])
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = inspect(&[
+        "--kernel",
+        "copy_cpasync16",
+        "--claim",
+        "tma",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr_of(&out));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let k = &json["kernels"][0];
+    assert_eq!(k["name"], "copy_cpasync16");
+    assert_eq!(k["claims"][0]["attested"], false);
+    assert_eq!(k["claims"][0]["claim"]["mechanism"], "tma");
+    assert!(
+        k["claims"][0]["emitted"]
+            .as_str()
+            .unwrap()
+            .contains("LDGSTS.E.BYPASS.128")
+    );
+    assert_eq!(k["checks"][1]["status"], "holds");
+    let out = inspect(&[
+        "--kernel",
+        "copy_cpasync16",
+        "--claim",
+        "cpasync16",
+        "--block-size",
+        "256",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr_of(&out));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("claim (--claim): attested: cp.async 16 B"),
+        "{text}"
+    );
+    assert!(text.contains("blocks/SM"), "{text}");
+    // a protocol hazard alone fails too
+    let out = inspect(&["--kernel", "cpasync_no_wait", "--claim", "cpasync16"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("check cp.async commit/wait: HAZARD"));
+    for (args, needle) in [
+        (vec!["--kernel", "nope"], "no kernel named 'nope'"),
+        (vec!["--arch", "sm_90"], "is a cubin for sm_80, not sm_90"),
+        (vec!["--claim", "fast"], "unknown claim 'fast'"),
+        (vec!["--dynamic-smem", "1024"], "--block-size"),
+    ] {
+        let out = inspect(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr_of(&out).contains(needle),
+            "{args:?}: {}",
+            stderr_of(&out)
+        );
+    }
+    let out = tilepipe()
+        .args(["inspect", &fixture("sweep.jsonl")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr_of(&out).contains("not a CUDA source, cubin, fatbinary"));
+}
+
+#[test]
+fn compare_exits_by_the_threshold_on_two_recorded_runs() {
+    let (base, new) = (fixture("seam-before.json"), fixture("seam-after.json"));
+    // the slowest regression of the pair is tma-ws-s3-64k at 1.125
+    for (threshold, code, regressed) in [
+        ("50", 0, ""),
+        ("13", 0, ""),
+        ("12", 1, "1 regressed: tma-ws-s3-64k"),
+        ("5", 1, "4 regressed: "),
+    ] {
+        let out = tilepipe()
+            .args([
+                "compare",
+                &base,
+                &new,
+                "--format",
+                "markdown",
+                "--threshold",
+            ])
+            .arg(threshold)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "threshold {threshold}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let first = text.lines().next().unwrap();
+        assert!(
+            first.starts_with("**14 same, 2 faster, 6 slower (threshold "),
+            "{first}"
+        );
+        assert_eq!(first.contains("regressed"), code == 1, "{first}");
+        assert!(first.contains(regressed), "{first}");
+        assert!(text.contains("| tma-ws-s3-64k |"));
+    }
+    let out = tilepipe()
+        .args(["compare", &base, &new, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "the default threshold is 5%");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["variants"].as_array().unwrap().len(), 22);
+}
+
+#[test]
+fn compare_refuses_bad_input_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nothing.json");
+    let not_results = dir.path().join("results.json");
+    std::fs::write(&not_results, "{\"schema_version\": 1}").unwrap();
+    let base = fixture("seam-before.json");
+    for (args, needle) in [
+        (
+            vec![base.clone(), missing.display().to_string()],
+            "NEW ".to_string() + &missing.display().to_string(),
+        ),
+        (
+            vec![not_results.display().to_string(), base.clone()],
+            "missing field".to_string(),
+        ),
+        (
+            vec![base.clone(), base.clone(), "--threshold=-1".into()],
+            "not a percentage".to_string(),
+        ),
+    ] {
+        let out = tilepipe().arg("compare").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = stderr_of(&out);
+        assert!(err.contains(&needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
+    use tilepipe::sweep::SweepSpec;
+    use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+    let lines: Vec<String> = std::fs::read_to_string(fixture("sweep.jsonl"))
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let key = |l: &str| {
+        let v: serde_json::Value = serde_json::from_str(l).unwrap();
+        v["key"].as_str().unwrap().to_string()
+    };
+    let root = tempfile::tempdir().unwrap();
+    let count = 3;
+    let mut inputs = Vec::new();
+    for index in 0..count {
+        let shard = Shard { index, count };
+        let dir = root.path().join(format!("shard{index}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = ShardSpec {
+            workload: "rmsnorm".into(),
+            spec: SweepSpec::default(),
+            hidden: 4096,
+            seed: 1,
+            shard,
+        };
+        std::fs::write(dir.join(SHARD_SPEC), serde_json::to_string(&spec).unwrap()).unwrap();
+        let mine: Vec<&String> = lines.iter().filter(|l| shard.owns(&key(l))).collect();
+        let text: String = mine.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(dir.join("sweep.jsonl"), text).unwrap();
+        inputs.push(dir.join("sweep.jsonl"));
+    }
+    let out = root.path().join("all");
+    let run = tilepipe()
+        .arg("merge")
+        .args(&inputs)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr_of(&run));
+    let merged = std::fs::read_to_string(out.join("sweep.jsonl")).unwrap();
+    let mut got: Vec<String> = merged.lines().map(key).collect();
+    let mut want: Vec<String> = lines.iter().map(|l| key(l)).collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(out.join("bandwidth.svg").is_file());
+
+    // the same shard twice overlaps: refused, exit 2, naming a point
+    let again = tilepipe()
+        .arg("merge")
+        .args([&inputs[0], &inputs[0]])
+        .arg("--out")
+        .arg(root.path().join("twice"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        stderr_of(&again).contains("is in both"),
+        "{}",
+        stderr_of(&again)
+    );
+}
+
+#[test]
+fn sweep_devices_are_checked_before_any_worker_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (list, needle) in [
+        ("0,0", "GPU 0 is named twice"),
+        (
+            "0,x",
+            "'x' is not a GPU ordinal; allowed: all, or ordinals like 0,1",
+        ),
+    ] {
+        let out = tilepipe()
+            .args(["sweep", "--devices", list, "--out"])
+            .arg(dir.path().join(list))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{list}");
+        assert!(stderr_of(&out).contains(needle), "{}", stderr_of(&out));
+    }
+}
