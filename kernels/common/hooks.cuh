@@ -7,6 +7,8 @@
 // Set by tilepipe with -D (defaults: a clean build):
 //   STRESS (bit 1: sleep in the producer, bit 2: in the consumer)   TRACE_TILES (0: no timeline)
 //   CONTROL (a deliberately broken protocol step, 0: none)   ONLY (stage probes, below)
+//   L2_EVICT_LAST (1: a row build's staged copies, cp.async.cg, bulk and TMA, mark the lines they
+//   bring into L2 evict-last, the policy the direct builds' loads carry)
 #ifndef CONTROL
 #define CONTROL 0
 #endif
@@ -20,6 +22,9 @@
 // loaded once, computed for every tile). Model probes for the stage times, never validated results.
 #ifndef ONLY
 #define ONLY 0
+#endif
+#ifndef L2_EVICT_LAST
+#define L2_EVICT_LAST 0
 #endif
 
 #define CTL_SKIP_WAIT 1          // consumer reads a slot without waiting for its copy

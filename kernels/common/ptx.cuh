@@ -26,6 +26,12 @@ __device__ __forceinline__ void cp_async_cg16(u32 dst, const void* src) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem_addr(src)) : "memory");
 }
 __device__ __forceinline__ void cp_async_cg16(void* dst, const void* src) { cp_async_cg16(smem_addr(dst), src); }
+// The same copy with its L2 line marked under `policy` (l2_evict_last_policy).
+__device__ __forceinline__ void cp_async_cg16_hint(u32 dst, const void* src, u64 policy) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_addr(src)),
+                 "l"(policy)
+                 : "memory");
+}
 
 // .ca caches in L1 too and takes 4, 8 or 16 bytes.
 template <int BYTES>
@@ -113,6 +119,13 @@ __device__ __forceinline__ void bulk_copy_g2s(void* dst, const void* src, u32 by
         "l"(gmem_addr(src)), "r"(bytes), "r"(smem_addr(bar))
         : "memory");
 }
+__device__ __forceinline__ void bulk_copy_g2s_hint(void* dst, const void* src, u32 bytes, u64* bar, u64 policy) {
+    asm volatile(
+        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(
+            smem_addr(dst)),
+        "l"(gmem_addr(src)), "r"(bytes), "r"(smem_addr(bar)), "l"(policy)
+        : "memory");
+}
 
 // One box of a rank-2 tensor map, coordinates innermost first.
 __device__ __forceinline__ void tma_load_2d(void* dst, const void* tensor_map, int c0, int c1, u64* bar) {
@@ -129,6 +142,14 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const void* tensor_map, i
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, "
         "%4}], [%5];\n" ::"r"(smem_addr(dst)),
         "l"(reinterpret_cast<u64>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar))
+        : "memory");
+}
+__device__ __forceinline__ void tma_load_3d_hint(void* dst, const void* tensor_map, int c0, int c1, int c2, u64* bar,
+                                                 u64 policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
+        "{%2, %3, %4}], [%5], %6;\n" ::"r"(smem_addr(dst)),
+        "l"(reinterpret_cast<u64>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(smem_addr(bar)), "l"(policy)
         : "memory");
 }
 

@@ -90,7 +90,8 @@ struct RowTiles {
     __device__ __forceinline__ u32 tma_bytes() const { return TILE_ROWS * ROW_BYTES; }
     __device__ __forceinline__ void tma_prefetch() const { tma_prefetch_descriptor(p.tensor_map); }
     __device__ __forceinline__ void tma_load(void* slot, int k, u64* bar) const {
-        tma_load_3d(slot, p.tensor_map, 0, 0, tile(k) * TILE_ROWS, bar);
+        if (L2_EVICT_LAST) tma_load_3d_hint(slot, p.tensor_map, 0, 0, tile(k) * TILE_ROWS, bar, l2_evict_last_policy());
+        else tma_load_3d(slot, p.tensor_map, 0, 0, tile(k) * TILE_ROWS, bar);
     }
 
     __device__ __forceinline__ void begin() {}

@@ -5,6 +5,7 @@
 
 template <class W>
 __device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid) {
+    static_assert(!L2_EVICT_LAST || (COPY_BYTES == 16 && CP_CG && !W::ZERO_FILL), "the L2 hint is built for 16-byte .cg copies inside the data");
     if (!w.has(k)) return;  // draining: never copy past the last step
     const u32 slot = smem_addr(slot_ptr<W>(s));  // converted once per step, not per copy
     for_my_units(w, k, tid, [&](int, const char* src, int dst) {
@@ -17,7 +18,8 @@ __device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid)
 #endif
         } else {
 #if COPY_BYTES == 16 && CP_CG
-            cp_async_cg16(slot + dst, src);
+            if (L2_EVICT_LAST) cp_async_cg16_hint(slot + dst, src, l2_evict_last_policy());
+            else cp_async_cg16(slot + dst, src);
 #else
             cp_async_ca<COPY_BYTES>(slot + dst, src);
 #endif

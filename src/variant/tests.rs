@@ -194,6 +194,7 @@ fn select_by_prefix_and_reject_unknown() {
         [
             "sync",
             "cpasync-cg16-s2",
+            "cpasync-cg16-s2-el",
             "cpasync-cg16-s3",
             "cpasync-cg16-s4"
         ]
@@ -212,4 +213,59 @@ fn defines_select_the_mechanism() {
     assert!(d.contains(&"-DCP_CG=1".to_string()));
     let tma = Variant::ring(Mechanism::Tma, 3, true).defines(&cfg());
     assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
+}
+
+#[test]
+fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
+    let all = Variant::catalogue();
+    let twins: Vec<&Variant> = all.iter().filter(|v| v.l2_evict_last).collect();
+    let names: Vec<&str> = twins.iter().map(|v| v.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "cpasync-cg16-s2-el",
+            "bulk-s2-el",
+            "tma-s4-el",
+            "tma-ws-s3-64k-el"
+        ]
+    );
+    for t in twins {
+        let base = all
+            .iter()
+            .find(|v| Some(v.name.as_str()) == t.name.strip_suffix("-el"))
+            .unwrap();
+        // the same build in every other respect, so the pair measures the policy alone
+        let unhinted = Variant {
+            name: base.name.clone(),
+            l2_evict_last: false,
+            ..t.clone()
+        };
+        assert_eq!(&unhinted, base);
+        assert!(t.takes_l2_policy());
+        assert!(t.defines(&cfg()).contains(&"-DL2_EVICT_LAST=1".to_string()));
+        assert!(
+            base.defines(&cfg())
+                .contains(&"-DL2_EVICT_LAST=0".to_string())
+        );
+        assert!(
+            t.completion(&cfg())
+                .ends_with("its copies mark their L2 lines evict-last")
+        );
+        assert!(!base.completion(&cfg()).contains("evict-last"));
+    }
+    // copies that take no policy are refused the flag
+    for v in [
+        Variant::cpasync(2, 8),
+        Variant::new("sync", Mechanism::Sync, 1, 16),
+        Variant::mca(Mechanism::MemcpyAsyncPipeline, McaForm::Aligned16, 2),
+        Variant::direct(1),
+    ] {
+        assert!(!v.takes_l2_policy(), "{}", v.name);
+        let refused = std::panic::catch_unwind(|| v.clone().evict_last());
+        assert!(refused.is_err(), "{}", v.name);
+    }
+    // a variant recorded before the field existed reads back without the policy
+    let mut j = serde_json::to_value(Variant::cpasync(2, 16)).unwrap();
+    j.as_object_mut().unwrap().remove("l2_evict_last");
+    assert!(!serde_json::from_value::<Variant>(j).unwrap().l2_evict_last);
 }
