@@ -5,7 +5,7 @@
 #[path = "common/bin.rs"]
 mod bin;
 
-use bin::{fixture, stderr_of, tilepipe};
+use bin::{assert_says, fixture, refuses, stderr_of, tilepipe};
 
 #[test]
 fn run_without_a_usable_gpu_is_one_clear_line() {
@@ -87,12 +87,10 @@ fn queue_lab_exercises_through_the_binary() {
             .unwrap(),
         "backlog 3"
     );
-    let out = tilepipe()
-        .args(["lab", "queue", "--script", "reset; warp 9"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("unknown command 'warp'"));
+    refuses(
+        &["lab", "queue", "--script", "reset; warp 9"],
+        "unknown command 'warp'",
+    );
 }
 
 #[test]
@@ -121,11 +119,7 @@ fn report_refuses_other_files_clearly() {
     std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
     let out = tilepipe().arg("report").arg(&bad).output().unwrap();
     assert!(!out.status.success());
-    assert!(
-        stderr_of(&out).contains("missing field"),
-        "{}",
-        stderr_of(&out)
-    );
+    assert_says(&out, "missing field");
 }
 
 #[test]
@@ -145,12 +139,10 @@ fn model_reads_an_h200_sweep() {
 
 #[test]
 fn sweep_axes_are_checked_before_the_gpu() {
-    let out = tilepipe()
-        .args(["sweep", "--axis", "stages=9"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("stages: '9' is not allowed (allowed: 1..8"));
+    refuses(
+        &["sweep", "--axis", "stages=9"],
+        "stages: '9' is not allowed (allowed: 1..8",
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 #[path = "common/bin.rs"]
 mod bin;
 
-use bin::{fixture, stderr_of, tilepipe};
+use bin::{assert_says, fixture, refuses, stderr_of, tilepipe};
 
 /// Exit 1 when a claim is contradicted, 0 when every claim holds, 2 when nothing could be
 /// judged. Needs nvdisasm and cuobjdump (no NVRTC: the cubin is saved); skipped without them
@@ -77,18 +77,12 @@ fn inspect_a_cubin_with_json_and_a_false_claim() {
     ] {
         let out = inspect(&args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            stderr_of(&out).contains(needle),
-            "{args:?}: {}",
-            stderr_of(&out)
-        );
+        assert_says(&out, needle);
     }
-    let out = tilepipe()
-        .args(["inspect", &fixture("sweep.jsonl")])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(stderr_of(&out).contains("not a CUDA source, cubin, fatbinary"));
+    refuses(
+        &["inspect", &fixture("sweep.jsonl")],
+        "not a CUDA source, cubin, fatbinary",
+    );
 }
 
 #[test]
@@ -220,11 +214,7 @@ fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
         .output()
         .unwrap();
     assert_eq!(again.status.code(), Some(2));
-    assert!(
-        stderr_of(&again).contains("is in both"),
-        "{}",
-        stderr_of(&again)
-    );
+    assert_says(&again, "is in both");
 }
 
 #[test]
