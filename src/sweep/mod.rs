@@ -32,7 +32,8 @@ pub struct SweepSpec {
     pub peers: bool,
 }
 
-pub const MECHANISMS: [&str; 9] = [
+/// The `-el` forms are the same pipelines with their copies carrying the L2 evict-last policy.
+pub const MECHANISMS: [&str; 13] = [
     "sync",
     "regprefetch",
     "direct",
@@ -42,6 +43,10 @@ pub const MECHANISMS: [&str; 9] = [
     "bulk",
     "tma",
     "tma-ws",
+    "cpasync-el",
+    "bulk-el",
+    "tma-el",
+    "tma-ws-el",
 ];
 
 impl Default for SweepSpec {
@@ -169,8 +174,12 @@ impl SweepSpec {
             }
         };
         for m in &self.mechanisms {
+            let (m, evict_last) = match m.strip_suffix("-el") {
+                Some(base) => (base, true),
+                None => (m.as_str(), false),
+            };
             for &s in &self.stages {
-                let v = match (m.as_str(), s) {
+                let v = match (m, s) {
                     ("direct", _) => Variant::direct(1),
                     ("sync", _) | (_, 1) => catalogue[0].clone(),
                     ("regprefetch", _) => catalogue[1].clone(),
@@ -185,7 +194,12 @@ impl SweepSpec {
                     ("tma", s) => Variant::with_stages(Mechanism::Tma, s, false),
                     (_, s) => Variant::with_stages(Mechanism::Tma, s, true),
                 };
-                push(v);
+                // one stage is the sequential baseline, which copies nothing a policy could mark
+                push(if evict_last && s > 1 {
+                    v.evict_last()
+                } else {
+                    v
+                });
             }
         }
         out
@@ -436,5 +450,21 @@ pub(crate) mod tests {
                 "tma-ws-s3"
             ]
         );
+        s.set_axis("mechanism=cpasync-el,bulk-el,tma-el,tma-ws-el")
+            .unwrap();
+        s.set_axis("stages=1,2").unwrap();
+        let names: Vec<String> = s.variants().into_iter().map(|v| v.name).collect();
+        assert_eq!(
+            names,
+            [
+                "sync",
+                "cpasync-cg16-s2-el",
+                "bulk-s2-el",
+                "tma-s2-el",
+                "tma-ws-s2-el"
+            ]
+        );
+        assert!(s.variants()[1..].iter().all(|v| v.l2_evict_last));
+        assert!(s.set_axis("mechanism=direct-el").is_err());
     }
 }

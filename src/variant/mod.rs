@@ -103,7 +103,7 @@ impl Variant {
     /// The same variant with its copies marking their L2 lines evict-last, named `-el`. Measured on
     /// the H200 through a kernel tree (BENCHMARKS.md), 2-5 % faster for most staged pipelines at
     /// bf16 rows of 4096 and f32 rows of 8192: a variant beside its base, so each run shows both.
-    fn evict_last(self) -> Variant {
+    pub fn evict_last(self) -> Variant {
         assert!(
             self.takes_l2_policy(),
             "{}: only 16-byte cp.async.cg, bulk and TMA copies take an L2 policy",
