@@ -434,37 +434,39 @@ pub(crate) mod tests {
 
     #[test]
     fn variants_expand_mechanism_by_stages() {
-        let mut s = SweepSpec::default();
-        s.set_axis("mechanism=sync,direct,cpasync,tma-ws").unwrap();
-        s.set_axis("stages=1..3").unwrap();
-        let names: Vec<String> = s.variants().into_iter().map(|v| v.name).collect();
+        let expand = |mechanisms: &str, stages: &str| -> Vec<String> {
+            let mut s = SweepSpec::default();
+            s.set_axis(mechanisms).unwrap();
+            s.set_axis(stages).unwrap();
+            s.variants().into_iter().map(|v| v.name).collect()
+        };
         // sync and direct have no stages: one point each
-        assert_eq!(
-            names,
-            [
-                "sync",
-                "direct",
-                "cpasync-cg16-s2",
-                "cpasync-cg16-s3",
-                "tma-ws-s2",
-                "tma-ws-s3"
-            ]
+        let plain = expand("mechanism=sync,direct,cpasync,tma-ws", "stages=1..3");
+        let want = [
+            "sync",
+            "direct",
+            "cpasync-cg16-s2",
+            "cpasync-cg16-s3",
+            "tma-ws-s2",
+            "tma-ws-s3",
+        ];
+        assert_eq!(plain, want);
+        // the -el forms: the same pipelines with the policy; one stage is still sync
+        let el = expand(
+            "mechanism=cpasync-el,bulk-el,tma-el,tma-ws-el",
+            "stages=1,2",
         );
-        s.set_axis("mechanism=cpasync-el,bulk-el,tma-el,tma-ws-el")
-            .unwrap();
-        s.set_axis("stages=1,2").unwrap();
-        let names: Vec<String> = s.variants().into_iter().map(|v| v.name).collect();
-        assert_eq!(
-            names,
-            [
-                "sync",
-                "cpasync-cg16-s2-el",
-                "bulk-s2-el",
-                "tma-s2-el",
-                "tma-ws-s2-el"
-            ]
-        );
-        assert!(s.variants()[1..].iter().all(|v| v.l2_evict_last));
+        let want = [
+            "sync",
+            "cpasync-cg16-s2-el",
+            "bulk-s2-el",
+            "tma-s2-el",
+            "tma-ws-s2-el",
+        ];
+        assert_eq!(el, want);
+        let mut s = SweepSpec::default();
+        s.set_axis("mechanism=tma-el").unwrap();
+        assert!(s.variants().iter().all(|v| v.l2_evict_last));
         assert!(s.set_axis("mechanism=direct-el").is_err());
     }
 }
