@@ -1,16 +1,19 @@
-//! `tilepipe inspect PATH`: a user's kernel judged as tilepipe judges its own (host only).
-//! Exit 0 when every claim is attested and no check finds a hazard, 1 when a claim is
-//! contradicted or a check finds a hazard, 2 when nothing could be judged (bad arguments, a file
-//! that is not CUDA, a compile error, no disassembler).
+//! `tilepipe inspect PATH`: a user's kernel judged as tilepipe judges its own (host only), with a
+//! progress bar on stderr while cubins are disassembled. Exit 0 when nothing --fail-on names
+//! failed, 1 when it did (a contradicted claim, a protocol hazard, or either), 2 when nothing
+//! could be judged (bad arguments, a file that is not CUDA, a compile error, no disassembler, no
+//! kernel matching --kernel, no cubin that could be read). Undecided checks never fail.
 
 use super::print;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use tilepipe::inspect::claims::Claim;
 use tilepipe::inspect::input::Target;
 use tilepipe::inspect::usage::Launch;
-use tilepipe::inspect::{Request, render};
+use tilepipe::inspect::{FailOn, Request, render};
+use tilepipe::progress::Progress;
 use tilepipe::toolchain::Toolchain;
 
 #[derive(Args)]
@@ -28,7 +31,9 @@ pub struct InspectArgs {
     /// An include folder for NVRTC (repeatable); the .cu's own folder is always searched.
     #[arg(short = 'I', value_name = "DIR")]
     include: Vec<PathBuf>,
-    /// Only this kernel (its symbol, or its demangled name).
+    /// Only kernels whose symbol, name or demangled name (with template arguments) this matches:
+    /// a regular expression, or a literal substring when it is not a valid one. Cubins that hold
+    /// no matching kernel are not disassembled.
     #[arg(long)]
     kernel: Option<String>,
     /// The mechanism to attest instead of those read from kernel names and source: cpasync16,
@@ -44,6 +49,12 @@ pub struct InspectArgs {
     /// text (the terminal) or json (the whole report, for scripts).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// What makes the exit code 1: contradicted claims, protocol hazards, or both.
+    #[arg(long, default_value = "both", value_parser = parse::<FailOn>)]
+    fail_on: FailOn,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -69,7 +80,8 @@ pub fn cmd_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
             dynamic_smem: a.dynamic_smem,
         }),
     };
-    let report = match tilepipe::inspect::inspect(&req, &Toolchain::discover()) {
+    let progress = Progress::new(Arc::new(super::progress::Terminal::new(a.quiet, false)));
+    let report = match tilepipe::inspect::inspect(&req, &Toolchain::discover(), &progress) {
         Ok(r) => r,
         Err(e) => {
             print::error(&e.to_string());
@@ -81,5 +93,5 @@ pub fn cmd_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
         Format::Json => render::json(&report),
     };
     print::line(text.trim_end_matches('\n'));
-    Ok(ExitCode::from(u8::from(report.failed())))
+    Ok(ExitCode::from(report.outcome(a.fail_on).code()))
 }

@@ -101,6 +101,8 @@ pub struct Loaded {
     pub compiled: Option<String>,
     /// NVRTC's warnings, if any.
     pub log: String,
+    /// Cubins left out because they are not for the --arch asked.
+    pub skipped_by_arch: usize,
     /// Where compiled and extracted cubins lie; removed with the `Loaded`.
     scratch: Scratch,
 }
@@ -144,6 +146,7 @@ pub fn load(spec: &Spec, tc: &Toolchain) -> Result<Loaded> {
         source: None,
         compiled: None,
         log: String::new(),
+        skipped_by_arch: 0,
         scratch,
     };
     match kind {
@@ -161,9 +164,11 @@ pub fn load(spec: &Spec, tc: &Toolchain) -> Result<Loaded> {
                     .iter()
                     .filter_map(|c| c.target.as_ref().map(|t| t.name.clone()))
                     .collect();
+                let before = loaded.cubins.len();
                 loaded
                     .cubins
                     .retain(|c| c.target.as_ref().is_none_or(|ct| ct.arch == t.arch));
+                loaded.skipped_by_arch = before - loaded.cubins.len();
                 if loaded.cubins.is_empty() {
                     let mut held = held;
                     held.sort();

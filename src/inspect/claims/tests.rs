@@ -3,40 +3,6 @@
 use super::*;
 
 #[test]
-fn names_are_read_in_words() {
-    assert_eq!(
-        words("copyAsyncLargeChunk"),
-        ["copy", "async", "large", "chunk"]
-    );
-    assert_eq!(words("TMALoad_v2"), ["tma", "load", "v", "2"]);
-    let claims = |n: &str| -> Vec<Claim> { from_name(n).into_iter().map(|s| s.claim).collect() };
-    assert_eq!(claims("copyAsyncLargeChunk"), [Claim::Async]);
-    assert_eq!(
-        claims("copy_cpasync16"),
-        [Claim::Cpasync { bytes: Some(16) }]
-    );
-    assert_eq!(claims("cp_async_tile"), [Claim::Cpasync { bytes: None }]);
-    assert_eq!(claims("gemm_tma_wgmma"), [Claim::Tma, Claim::Wgmma]);
-    assert_eq!(claims("hgemm_mma_sync"), [Claim::Mma]);
-    // a word only inside another word claims nothing
-    assert!(claims("asynchronous_gemma_bulky").is_empty());
-    assert!(claims("_Z10stage_rowsPKtPti").is_empty());
-    assert_eq!(
-        from_name("_Z18MatrixMulAsyncCopyPfS_")[0].from,
-        "the name MatrixMulAsyncCopy"
-    );
-}
-
-#[test]
-fn mangled_names_read() {
-    assert_eq!(display_name("_Z10stage_rowsPKtPti"), "stage_rows");
-    assert_eq!(display_name("_ZN2ns6kernelILi4EEEvPf"), "ns::kernel");
-    assert_eq!(display_name("_ZL5localv"), "local");
-    assert_eq!(display_name("plain_c_name"), "plain_c_name");
-    assert_eq!(display_name("_Zbroken"), "_Zbroken");
-}
-
-#[test]
 fn source_lines_claim_what_they_call() {
     let c = |t: &str| from_line(t).map(|(c, _)| c);
     assert_eq!(
@@ -61,6 +27,10 @@ fn source_lines_claim_what_they_call() {
     );
     assert_eq!(c(r#"asm("cp.async.bulk.commit_group;");"#), None);
     assert_eq!(c("wmma::mma_sync(acc, a, b, acc);"), Some(Claim::Mma));
+    assert_eq!(
+        c(r#"asm volatile("tcgen05.mma.cta_group::1.kind::f16 [%0], %1, %2, %3;""#),
+        Some(Claim::Tcgen05)
+    );
     assert_eq!(c("// cuda::memcpy_async would be faster"), None);
     assert_eq!(c("out[i] = tile[i];"), None);
 }
@@ -95,30 +65,41 @@ fn verdicts_say_what_was_emitted() {
     };
     let sync = census(&[("LDG.E.128", 1), ("STS.128", 1), ("FFMA", 4)]);
     let v = attest(&stated(Claim::Async), &sync);
-    assert!(!v.attested);
+    assert_eq!(v.outcome, Outcome::Contradicted);
     assert_eq!(
         v.label(),
         "CONTRADICTED: claimed an asynchronous copy (LDGSTS, UBLKCP or UTMALDG), emitted synchronous: global loads into registers (LDG 16 B) then shared stores (STS.128 x1)"
     );
-    assert!(attest(&stated(Claim::Sync), &sync).attested);
+    assert!(attest(&stated(Claim::Sync), &sync).attested());
     let v = attest(&stated(Claim::Mma), &sync);
     assert_eq!(v.emitted, "CUDA cores (FFMA x4)");
     assert_eq!(
-        math(&census(&[("MUFU.RCP", 2)])),
+        mechanism::math(&census(&[("MUFU.RCP", 2)])),
         "special-function unit (MUFU.RCP x2)"
     );
-    assert_eq!(math(&census(&[("IADD3", 2)])), "no floating-point math");
-    let cp = census(&[("LDGSTS.E.BYPASS.128", 8), ("LDGDEPBAR", 1)]);
-    assert!(attest(&stated(Claim::Cpasync { bytes: Some(16) }), &cp).attested);
-    assert!(!attest(&stated(Claim::Cpasync { bytes: Some(4) }), &cp).attested);
-    assert!(!attest(&stated(Claim::Sync), &cp).attested);
     assert_eq!(
-        movement(&cp),
+        mechanism::math(&census(&[("IADD3", 2)])),
+        "no floating-point math"
+    );
+    let cp = census(&[("LDGSTS.E.BYPASS.128", 8), ("LDGDEPBAR", 1)]);
+    assert!(attest(&stated(Claim::Cpasync { bytes: Some(16) }), &cp).attested());
+    assert!(!attest(&stated(Claim::Cpasync { bytes: Some(4) }), &cp).attested());
+    assert!(!attest(&stated(Claim::Sync), &cp).attested());
+    assert_eq!(
+        mechanism::movement(&cp),
         "cp.async 16 B .cg, L2 only (LDGSTS.E.BYPASS.128 x8)"
     );
     let hopper = census(&[("UTMALDG.2D", 1), ("HGMMA.64x8x16.F32", 2)]);
-    assert!(attest(&stated(Claim::Tma), &hopper).attested);
-    assert!(!attest(&stated(Claim::Bulk), &hopper).attested);
-    assert!(attest(&stated(Claim::Wgmma), &hopper).attested);
-    assert!(!attest(&stated(Claim::Mma), &hopper).attested);
+    assert!(attest(&stated(Claim::Tma), &hopper).attested());
+    assert!(!attest(&stated(Claim::Bulk), &hopper).attested());
+    assert!(attest(&stated(Claim::Wgmma), &hopper).attested());
+    assert!(!attest(&stated(Claim::Mma), &hopper).attested());
+    let blackwell = census(&[("UTCHMMA.2CTA", 4), ("UTMALDG.2D.2CTA", 1)]);
+    assert!(attest(&stated(Claim::Tcgen05), &blackwell).attested());
+    assert!(!attest(&stated(Claim::Wgmma), &blackwell).attested());
+    let v = Verdict::stub(&stated(Claim::Tma), "an empty stub");
+    assert_eq!(
+        (v.outcome, v.label().as_str()),
+        (Outcome::NotJudged, "not judged: an empty stub")
+    );
 }

@@ -1,12 +1,9 @@
-//! The inspect report as text for a terminal, and as JSON for scripts.
+//! One kernel in full: census, mechanism, claims, checks with their findings (severity, the
+//! instructions on the path and the path), resources.
 
-use super::checks::Status;
-use super::{KernelReport, Report};
+use crate::inspect::KernelReport;
+use crate::inspect::checks::{Check, Status};
 use std::fmt::Write;
-
-pub fn json(r: &Report) -> String {
-    serde_json::to_string_pretty(r).expect("the report is plain data")
-}
 
 fn census_line(m: &std::collections::BTreeMap<String, u32>) -> String {
     if m.is_empty() {
@@ -18,7 +15,49 @@ fn census_line(m: &std::collections::BTreeMap<String, u32>) -> String {
         .join(", ")
 }
 
-fn kernel(out: &mut String, k: &KernelReport) {
+/// Block offsets of a path, the middle elided when long.
+fn path(p: &[u32]) -> String {
+    let hex = |o: &u32| format!("{o:#06x}");
+    if p.len() <= 12 {
+        return p.iter().map(hex).collect::<Vec<_>>().join(" > ");
+    }
+    let head: Vec<String> = p[..3].iter().map(hex).collect();
+    let tail: Vec<String> = p[p.len() - 8..].iter().map(hex).collect();
+    format!(
+        "{} > ({} blocks) > {}",
+        head.join(" > "),
+        p.len() - 11,
+        tail.join(" > ")
+    )
+}
+
+fn check(out: &mut String, c: &Check) {
+    let _ = writeln!(out, "check {}: {}: {}", c.name, c.status.label(), c.detail);
+    for f in c
+        .findings
+        .iter()
+        .filter(|f| matches!(f.status, Status::Hazard | Status::Undecided))
+    {
+        if !std::ptr::eq(f, &c.findings[0]) {
+            let _ = writeln!(out, "  {}: {}", f.status.label(), f.detail);
+        }
+        for s in &f.sites {
+            let _ = writeln!(
+                out,
+                "  {:<10} {:#06x}  {}{}",
+                s.role,
+                s.offset,
+                s.instruction,
+                s.source
+                    .as_ref()
+                    .map_or(String::new(), |l| format!("  // {l}"))
+            );
+        }
+        let _ = writeln!(out, "  path       {}", path(&f.path));
+    }
+}
+
+pub fn kernel(out: &mut String, k: &KernelReport) {
     let name = if k.display_name == k.name {
         k.name.clone()
     } else {
@@ -30,6 +69,9 @@ fn kernel(out: &mut String, k: &KernelReport) {
         k.arch.as_deref().unwrap_or("architecture unknown"),
         k.cubin
     );
+    if let Some(s) = &k.stub {
+        let _ = writeln!(out, "stub: {s}");
+    }
     let _ = writeln!(out, "movement: {}", k.movement);
     let _ = writeln!(out, "math: {}", k.math);
     let _ = writeln!(
@@ -49,26 +91,7 @@ fn kernel(out: &mut String, k: &KernelReport) {
         let _ = writeln!(out, "claim ({}): {}", v.stated.from, v.label());
     }
     for c in &k.checks {
-        let status = match c.status {
-            Status::Holds => "holds",
-            Status::Hazard => "HAZARD",
-            Status::NotApplicable => "n/a",
-        };
-        let _ = writeln!(out, "check {}: {status}: {}", c.name, c.detail);
-        if c.status == Status::Hazard {
-            for s in &c.sites {
-                let _ = writeln!(
-                    out,
-                    "  {:<10} {:#06x}  {}{}",
-                    s.role,
-                    s.offset,
-                    s.instruction,
-                    s.source
-                        .as_ref()
-                        .map_or(String::new(), |l| format!("  // {l}"))
-                );
-            }
-        }
+        check(out, c);
     }
     let r = &k.resources;
     match r.usage {
@@ -112,27 +135,4 @@ fn kernel(out: &mut String, k: &KernelReport) {
     if let Some(n) = &r.note {
         let _ = writeln!(out, "  note: {n}");
     }
-}
-
-pub fn text(r: &Report) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}: {}", r.input, r.kind.describe());
-    if let Some(c) = &r.compiled {
-        let _ = writeln!(out, "compiled by {c}");
-    }
-    for n in &r.notes {
-        let _ = writeln!(out, "note: {n}");
-    }
-    for k in &r.kernels {
-        out.push('\n');
-        kernel(&mut out, k);
-    }
-    let contradicted: usize = r.kernels.iter().map(KernelReport::contradicted).sum();
-    let hazards: usize = r.kernels.iter().map(KernelReport::hazards).sum();
-    let _ = writeln!(
-        out,
-        "\n{} kernel(s): {contradicted} claim(s) contradicted, {hazards} protocol hazard(s)",
-        r.kernels.len()
-    );
-    out
 }

@@ -1,0 +1,14 @@
+//! Control flow and values of one kernel's SASS: the graph with the predicate each edge needs
+//! (`cfg`), operands decoded once (`decode`), register values as linear forms (`lin`,
+//! `semantics`, `ranges`, `values`), and the analysis over feasible paths the checks run on
+//! (`paths`).
+
+pub mod cfg;
+pub mod decode;
+pub mod lin;
+pub mod paths;
+pub mod ranges;
+pub mod semantics;
+pub mod values;
+
+pub use cfg::Cfg;

@@ -1,0 +1,381 @@
+//! What one path knows about registers and predicates: each register's value as a linear form,
+//! the comparison each predicate holds, and the comparisons the path has taken as true. Joined
+//! where paths meet: a register that differs becomes a new unknown of that block (with its
+//! distance to another such register kept when both paths agree on it: a pipeline's head stays
+//! three ahead of its tail however many times the loop ran).
+
+use super::decode::{self, Guard, Op, Operand, Pred, REGS, Reg};
+use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
+use super::semantics::PredOut;
+use std::sync::Arc;
+
+const CHUNK: usize = 32;
+const CHUNKS: usize = REGS / CHUNK;
+const FACTS: usize = 24;
+
+/// Predicates known true or false on a path (part of what tells paths apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Preds {
+    known: u16,
+    value: u16,
+    /// Known only because the path took a branch or a guard one way, not from values.
+    assumed: u16,
+}
+
+impl Preds {
+    pub fn get(&self, p: Pred) -> Option<bool> {
+        if decode::always(p) {
+            return Some(true);
+        }
+        (self.known >> p & 1 == 1).then_some(self.value >> p & 1 == 1)
+    }
+    /// `p` is `v`, as the values say.
+    pub fn set(&mut self, p: Pred, v: bool) {
+        if decode::always(p) {
+            return;
+        }
+        self.known |= 1 << p;
+        self.assumed &= !(1 << p);
+        self.value = (self.value & !(1 << p)) | (u16::from(v) << p);
+    }
+    /// `p` is taken to be `v` (a branch or guard one way); known already, nothing changes.
+    pub fn suppose(&mut self, p: Pred, v: bool) {
+        if self.get(p).is_none() {
+            self.set(p, v);
+            self.assumed |= 1 << p;
+        }
+    }
+    pub fn supposed(&self, p: Pred) -> bool {
+        self.assumed >> p & 1 == 1
+    }
+    pub fn forget(&mut self, p: Pred) {
+        if !decode::always(p) {
+            self.known &= !(1 << p);
+            self.assumed &= !(1 << p);
+        }
+    }
+    pub fn forget_all(&mut self) {
+        self.known = 0;
+        self.assumed = 0;
+    }
+    /// Keeps only the predicates in `mask`.
+    pub fn keep(&mut self, mask: u16) {
+        self.known &= mask;
+        self.value &= mask;
+        self.assumed &= mask;
+    }
+    /// The guard's value on this path: Some(executes) when known.
+    pub fn guard(&self, g: Guard) -> Option<bool> {
+        match g {
+            Guard::Always => Some(true),
+            Guard::Never => Some(false),
+            Guard::If { p, not } => self.get(p).map(|v| v != not),
+        }
+    }
+}
+
+/// What the analysis knows of symbols apart from any path: ranges and trailing zero bits of the
+/// values some instructions make (a mask, a byte insert).
+pub trait SymInfo {
+    fn range(&self, s: Sym) -> Option<(i64, i64)>;
+    fn align(&self, s: Sym) -> u32;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Values {
+    regs: [Arc<[Val; CHUNK]>; CHUNKS],
+    conds: [Option<Cond>; 16],
+    facts: Arc<Vec<Cond>>,
+}
+
+impl Default for Values {
+    /// The entry of a kernel: RZ is zero, every other register an unknown of the entry block.
+    fn default() -> Values {
+        let mut v = Values {
+            regs: std::array::from_fn(|_| Arc::new([None; CHUNK])),
+            conds: [None; 16],
+            facts: Arc::new(Vec::new()),
+        };
+        for r in 0..REGS as Reg {
+            v.put(r, Some(Lin::sym(Sym::phi(0, r))));
+        }
+        v
+    }
+}
+
+impl Values {
+    pub fn get(&self, r: Reg) -> Val {
+        if decode::is_zero(r) {
+            return Some(Lin::konst(0));
+        }
+        self.regs[r as usize / CHUNK][r as usize % CHUNK]
+    }
+    fn put(&mut self, r: Reg, v: Val) {
+        if decode::is_zero(r) {
+            return;
+        }
+        Arc::make_mut(&mut self.regs[r as usize / CHUNK])[r as usize % CHUNK] = v;
+    }
+    pub fn cond(&self, p: Pred) -> Option<Cond> {
+        self.conds[p as usize]
+    }
+
+    /// The value an operand reads.
+    pub fn operand(&self, o: &Operand) -> Val {
+        match *o {
+            Operand::Reg {
+                r,
+                neg,
+                not,
+                whole: true,
+            } => {
+                let v = self.get(r)?;
+                let v = if not { v.scale(-1)?.plus(-1) } else { v };
+                if neg { v.scale(-1) } else { Some(v) }
+            }
+            Operand::Imm(k) => Some(Lin::konst(k)),
+            Operand::Const { bank, offset } => Some(Lin::sym(Sym::param(bank, offset))),
+            Operand::Special(ref s) if s == "SRZ" => Some(Lin::konst(0)),
+            Operand::Special(ref s) => Sym::special(s).map(Lin::sym),
+            _ => None,
+        }
+    }
+
+    /// The address a memory operand names.
+    pub fn address(&self, m: &decode::Mem) -> Val {
+        let mut a = Lin::konst(m.imm);
+        for &(r, scale) in &m.regs {
+            a = a.add_scaled(&self.get(r)?, scale)?;
+        }
+        Some(a)
+    }
+
+    /// Everything that names `s` forgets it: its instruction runs again and makes a new value.
+    fn invalidate(&mut self, gone: impl Fn(Sym) -> bool + Copy) {
+        for c in 0..CHUNKS {
+            if self.regs[c]
+                .iter()
+                .any(|v| v.is_some_and(|l| l.mentions(gone)))
+            {
+                let chunk = Arc::make_mut(&mut self.regs[c]);
+                for v in chunk.iter_mut() {
+                    if v.is_some_and(|l| l.mentions(gone)) {
+                        *v = None;
+                    }
+                }
+            }
+        }
+        for c in self.conds.iter_mut() {
+            if c.is_some_and(|c| c.mentions(gone)) {
+                *c = None;
+            }
+        }
+        if self.facts.iter().any(|f| f.mentions(gone)) {
+            Arc::make_mut(&mut self.facts).retain(|f| !f.mentions(gone));
+        }
+    }
+
+    /// The path assumes predicate `p` is `v`: what it held becomes a known comparison.
+    pub fn assume(&mut self, p: Pred, v: bool) {
+        if let Some(c) = self.conds[p as usize] {
+            let c = if v { c } else { c.negate() };
+            let facts = Arc::make_mut(&mut self.facts);
+            if !facts.contains(&c) {
+                if facts.len() == FACTS {
+                    facts.remove(0);
+                }
+                facts.push(c);
+            }
+        }
+    }
+
+    /// Whether `c` holds on this path, and whether that rests on the comparisons the path took
+    /// (`by_path`) rather than on the values alone; None when it cannot be told.
+    pub fn decide(&self, c: &Cond, info: &dyn SymInfo) -> Option<(bool, bool)> {
+        if let Some(v) = self.by_values(c, info, false) {
+            return Some((v, false));
+        }
+        self.by_values(c, info, true).map(|v| (v, true))
+    }
+
+    fn by_values(&self, c: &Cond, info: &dyn SymInfo, facts: bool) -> Option<bool> {
+        if let (Some(a), Some(b)) = (c.a.as_const(), c.b.as_const()) {
+            return Some(if c.unsigned {
+                c.rel.holds(a as u32 as i64, b as u32 as i64)
+            } else {
+                c.rel.holds(a, b)
+            });
+        }
+        let d = c.a.sub(&c.b)?;
+        if c.unsigned {
+            // only equality survives without knowing the operands' magnitudes
+            return match (d.as_const(), c.rel) {
+                (Some(0), Rel::Eq | Rel::Le | Rel::Ge) => Some(true),
+                (Some(0), _) => Some(false),
+                (Some(_), Rel::Eq) => Some(false),
+                (Some(_), Rel::Ne) => Some(true),
+                _ if facts => self.by_facts(c, &d),
+                _ => None,
+            };
+        }
+        let (mut lo, mut hi) = lin::interval(&d, |s| info.range(s)).unwrap_or((i64::MIN, i64::MAX));
+        for f in self.facts.iter().filter(|f| facts && !f.unsigned) {
+            let Some(df) = f.a.sub(&f.b) else { continue };
+            let Some(shift) = df.sub(&d).and_then(|x| x.as_const()) else {
+                continue;
+            };
+            // d = df - shift, and df rel 0
+            let (a, b) = match f.rel {
+                Rel::Eq => (0, 0),
+                Rel::Lt => (i64::MIN, -1),
+                Rel::Le => (i64::MIN, 0),
+                Rel::Gt => (1, i64::MAX),
+                Rel::Ge => (0, i64::MAX),
+                Rel::Ne if shift == 0 => match c.rel {
+                    Rel::Eq => return Some(false),
+                    Rel::Ne => return Some(true),
+                    _ => continue,
+                },
+                Rel::Ne => continue,
+            };
+            lo = lo.max(a.saturating_sub(shift));
+            hi = hi.min(b.saturating_sub(shift));
+        }
+        let all = |f: &dyn Fn(i64) -> bool| f(lo) && f(hi) && (lo..=hi).size_hint().0 > 0;
+        let test = |x: i64| c.rel.holds(x, 0);
+        if lo > hi {
+            return None;
+        }
+        match c.rel {
+            Rel::Eq | Rel::Ne if lo == hi => Some(test(lo)),
+            Rel::Eq if lo > 0 || hi < 0 => Some(false),
+            Rel::Ne if lo > 0 || hi < 0 => Some(true),
+            Rel::Eq | Rel::Ne => None,
+            _ if all(&test) => Some(true),
+            _ if !test(lo) && !test(hi) => Some(false),
+            _ => None,
+        }
+    }
+
+    fn by_facts(&self, c: &Cond, d: &Lin) -> Option<bool> {
+        self.facts.iter().find_map(|f| {
+            let same = f.unsigned == c.unsigned && f.a.sub(&f.b).as_ref() == Some(d);
+            if !same {
+                return None;
+            }
+            if f.rel == c.rel {
+                Some(true)
+            } else if f.rel == c.rel.negate() {
+                Some(false)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Runs one instruction whose guard holds (`maybe` when it may not execute).
+    pub fn step(
+        &mut self,
+        op: &Op,
+        index: u32,
+        preds: &mut Preds,
+        again: bool,
+        maybe: bool,
+        info: &dyn SymInfo,
+    ) {
+        let w = decode::writes(op);
+        if again {
+            self.invalidate(|s| matches!(s.kind(), Kind::Def { index: i, .. } if i == index));
+        }
+        let results = super::semantics::results(self, op, preds, info);
+        for (slot, &r) in w.regs.iter().enumerate() {
+            let fresh = Some(Lin::sym(Sym::def(index, slot as u16)));
+            let new = results.get(slot).copied().flatten().or(fresh);
+            let v = if maybe && self.get(r) != new {
+                fresh
+            } else {
+                new
+            };
+            self.put(r, v);
+        }
+        if w.all_preds {
+            preds.forget_all();
+            self.conds = [None; 16];
+        }
+        for &p in &w.preds {
+            self.conds[p as usize] = None;
+            preds.forget(p);
+        }
+        if maybe {
+            return;
+        }
+        for (p, out) in super::semantics::pred_results(self, op, preds, info) {
+            if decode::always(p) {
+                continue;
+            }
+            match out {
+                PredOut::Known(v) => preds.set(p, v),
+                PredOut::Cond(c) => match self.decide(&c, info) {
+                    Some((v, false)) => preds.set(p, v),
+                    Some((v, true)) => preds.suppose(p, v),
+                    None => self.conds[p as usize] = Some(c),
+                },
+            }
+        }
+    }
+
+    /// Joins `other` into `self` at the entry of `block`; true when `self` changed.
+    pub fn join(&mut self, other: &Values, block: u32) -> bool {
+        let mut changed = false;
+        let ours = |s: Sym| s.phi_of(block);
+        let mut anchors: Vec<(Reg, Lin, Lin)> = Vec::new();
+        for r in 0..REGS as Reg {
+            if decode::is_zero(r) {
+                continue;
+            }
+            let (a, b) = (self.get(r), other.get(r));
+            if a == b && !a.is_some_and(|l| l.mentions(ours)) {
+                continue;
+            }
+            let new = match (a, b) {
+                (Some(a), Some(b)) => {
+                    let anchored = anchors.iter().find_map(|(ar, aa, ab)| {
+                        let da = a.sub(aa)?;
+                        let db = b.sub(ab)?;
+                        (da == db && !da.mentions(ours))
+                            .then(|| Lin::sym(Sym::phi(block, *ar)).add(&da))
+                            .flatten()
+                    });
+                    anchored.or_else(|| {
+                        anchors.push((r, a, b));
+                        Some(Lin::sym(Sym::phi(block, r)))
+                    })
+                }
+                _ => None,
+            };
+            if new != a {
+                self.put(r, new);
+                changed = true;
+            }
+        }
+        for p in 0..16 {
+            let keep =
+                self.conds[p] == other.conds[p] && !self.conds[p].is_some_and(|c| c.mentions(ours));
+            if !keep && self.conds[p].is_some() {
+                self.conds[p] = None;
+                changed = true;
+            }
+        }
+        let both: Vec<Cond> = self
+            .facts
+            .iter()
+            .filter(|f| other.facts.contains(f) && !f.mentions(ours))
+            .copied()
+            .collect();
+        if both.len() != self.facts.len() {
+            self.facts = Arc::new(both);
+            changed = true;
+        }
+        changed
+    }
+}

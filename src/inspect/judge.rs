@@ -1,0 +1,196 @@
+//! One kernel judged: its census in the movement and math families, the mechanism in words,
+//! each claim attested or contradicted (not judged on an empty stub), the protocol checks over
+//! its feasible paths and its resources.
+
+use super::claims::{self, Claim, Stated, Verdict};
+use super::input::{Source, Target};
+use super::listing::Kernel;
+use super::report::KernelReport;
+use super::usage::{self, Launch, Usage};
+use super::{checks, flow, mechanism, names};
+use crate::sass::Census;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+const MOVEMENT: [&str; 31] = [
+    "LDGSTS",
+    "LDGDEPBAR",
+    "DEPBAR",
+    "ARRIVES",
+    "UBLKCP",
+    "UBLKRED",
+    "UBLKPF",
+    "UTMALDG",
+    "UTMASTG",
+    "UTMAREDG",
+    "UTMAPF",
+    "UTMACCTL",
+    "LDG",
+    "STG",
+    "LDS",
+    "STS",
+    "LDSM",
+    "STSM",
+    "LDL",
+    "STL",
+    "LDTM",
+    "STTM",
+    "UTCCP",
+    "UTCBAR",
+    "SYNCS",
+    "BAR",
+    "FENCE",
+    "MEMBAR",
+    "WARPGROUP",
+    "UCGABAR_ARV",
+    "UCGABAR_WAIT",
+];
+
+const MATH: [&str; 26] = [
+    "HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA", "UTCQMMA",
+    "UTCIMMA", "UTCOMMA", "UTCMMA", "FFMA", "FMUL", "FADD", "FFMA2", "FMUL2", "FADD2", "HFMA2",
+    "HMUL2", "HADD2", "DFMA", "DMUL", "DADD", "MUFU",
+];
+
+fn select(c: &Census, bases: &[&str]) -> BTreeMap<String, u32> {
+    c.opcodes
+        .iter()
+        .filter(|(k, _)| bases.contains(&k.split('.').next().unwrap_or(k)))
+        .map(|(k, n)| (k.clone(), *n))
+        .collect()
+}
+
+/// Source lines by (file, line), read once: the compiled `.cu` as it was compiled, other files
+/// only under the source's own folders.
+pub struct Lines<'a> {
+    source: Option<&'a Source>,
+    files: HashMap<String, Option<Vec<String>>>,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(source: Option<&'a Source>) -> Lines<'a> {
+        Lines {
+            source,
+            files: HashMap::new(),
+        }
+    }
+
+    fn line(&mut self, file: &str, line: u32) -> Option<String> {
+        let source = self.source?;
+        let text = self.files.entry(file.to_string()).or_insert_with(|| {
+            let path = Path::new(file).canonicalize().ok()?;
+            if path == source.path {
+                return Some(source.text.lines().map(str::to_string).collect());
+            }
+            let inside = source
+                .roots
+                .iter()
+                .filter_map(|r| r.canonicalize().ok())
+                .any(|r| path.starts_with(r));
+            inside
+                .then(|| std::fs::read_to_string(&path).ok())
+                .flatten()
+                .map(|t| t.lines().map(str::to_string).collect())
+        });
+        text.as_ref()?.get(line.checked_sub(1)? as usize).cloned()
+    }
+}
+
+fn stated(k: &Kernel, claim: Option<Claim>, lines: &mut Lines) -> Vec<Stated> {
+    if let Some(claim) = claim {
+        return vec![Stated {
+            claim,
+            from: "--claim".into(),
+        }];
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut texts = Vec::new();
+    for sl in k.sources.iter().flatten() {
+        if !seen.insert(sl.clone()) {
+            continue;
+        }
+        if let Some(t) = lines.line(&sl.file, sl.line) {
+            texts.push((sl.to_string(), t));
+        }
+    }
+    let mut s = claims::from_name(&k.function.name);
+    for c in claims::from_source(texts.iter().map(|(a, t)| (a.clone(), t.as_str()))) {
+        if !s.iter().any(|o| o.claim == c.claim) {
+            s.push(c);
+        }
+    }
+    s
+}
+
+/// A wgmma claim that ptxas serialised in this kernel (its compile log says so) is not the claim
+/// a user makes: the MMAs wait for each other.
+fn serialised(mut claims: Vec<Verdict>, log: &str, function: &str) -> Vec<Verdict> {
+    if let Some(warning) = crate::sass::ptxas::wgmma_serialised(log, Some(function)) {
+        for v in claims
+            .iter_mut()
+            .filter(|v| v.stated.claim == Claim::Wgmma && v.attested())
+        {
+            v.outcome = claims::Outcome::Contradicted;
+            v.emitted = format!("{}, serialised by ptxas: {warning}", v.emitted);
+        }
+    }
+    claims
+}
+
+/// Where a kernel comes from and what the request asks of it.
+pub struct Context<'a> {
+    pub cubin: &'a str,
+    pub tool: &'a str,
+    pub target: Option<&'a Target>,
+    pub usage: std::result::Result<&'a HashMap<String, Usage>, &'a str>,
+    pub claim: Option<Claim>,
+    pub launch: Option<Launch>,
+    pub log: &'a str,
+}
+
+pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
+    let census = Census::of(&k.function);
+    let name = &k.function.name;
+    let mut resources = usage::resources(
+        cx.usage.ok().and_then(|u| u.get(name).copied()),
+        &census,
+        cx.target.map(|t| t.arch),
+        cx.launch,
+    );
+    if let Err(why) = cx.usage {
+        resources.note.get_or_insert_with(|| why.to_string());
+    }
+    let stub = mechanism::stub(&census);
+    let said = stated(k, cx.claim, lines);
+    let verdicts = match &stub {
+        Some(why) => said.iter().map(|s| Verdict::stub(s, why)).collect(),
+        None => serialised(
+            said.iter().map(|s| claims::attest(s, &census)).collect(),
+            cx.log,
+            name,
+        ),
+    };
+    let checks = if stub.is_some() {
+        Vec::new()
+    } else {
+        checks::all(k, &flow::Cfg::of(k))
+    };
+    KernelReport {
+        id: format!("{}:{name}", cx.cubin),
+        display_name: names::display_name(name),
+        demangled: names::demangle(name),
+        arch: cx.target.map(|t| t.name.clone()),
+        cubin: cx.cubin.to_string(),
+        disassembler: cx.tool.to_string(),
+        instructions: census.total,
+        movement_census: select(&census, &MOVEMENT),
+        math_census: select(&census, &MATH),
+        movement: mechanism::movement(&census),
+        math: mechanism::math(&census),
+        stub,
+        claims: verdicts,
+        checks,
+        resources,
+        name: name.clone(),
+    }
+}
