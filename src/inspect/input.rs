@@ -329,12 +329,21 @@ fn extract(path: &Path, tc: &Toolchain, into: &Path) -> Result<Vec<Cubin>> {
     Ok(cubins)
 }
 
-/// nvdisasm with line info and inlining chains (`-c -g -gi`), else cuobjdump's SASS: the tool
-/// used and the listing.
-pub fn disassemble(cubin: &Path, tc: &Toolchain) -> Result<(String, String)> {
+/// nvdisasm with line info and inlining chains (`-c -g -gi`; only the functions of these symbol
+/// indices when given, `-fun`), else cuobjdump's SASS: the tool used and the listing.
+pub fn disassemble(
+    cubin: &Path,
+    tc: &Toolchain,
+    only: Option<&[usize]>,
+) -> Result<(String, String)> {
     let what = cubin.display().to_string();
+    let list = only.map(|o| o.iter().map(usize::to_string).collect::<Vec<_>>().join(","));
+    let mut nvdisasm = vec!["-c", "-g", "-gi"];
+    if let Some(l) = &list {
+        nvdisasm.extend(["-fun", l.as_str()]);
+    }
     let tools: Vec<(PathBuf, Vec<&str>)> = [
-        tc.nvdisasm.clone().map(|p| (p, vec!["-c", "-g", "-gi"])),
+        tc.nvdisasm.clone().map(|p| (p, nvdisasm)),
         tc.cuobjdump.clone().map(|p| (p, vec!["-sass"])),
     ]
     .into_iter()

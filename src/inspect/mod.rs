@@ -51,18 +51,25 @@ pub struct Request {
 /// One cubin's kernels, or why it could not be read.
 type Judged = std::result::Result<Vec<KernelReport>, Unreadable>;
 
+/// A cubin to judge, with the symbol indices of the kernels --kernel asks for in it.
+struct Todo<'a> {
+    cubin: &'a Cubin,
+    only: Option<Vec<usize>>,
+}
+
 fn judge_cubin(
-    cubin: &Cubin,
+    todo: &Todo,
     req: &Request,
     loaded: &input::Loaded,
     filter: Option<&KernelFilter>,
     tc: &Toolchain,
 ) -> Result<Judged> {
+    let cubin = todo.cubin;
     let unreadable = |e: Error| Unreadable {
         cubin: cubin.name.clone(),
         reason: e.to_string(),
     };
-    let (tool, text) = match input::disassemble(&cubin.path, tc) {
+    let (tool, text) = match input::disassemble(&cubin.path, tc, todo.only.as_deref()) {
         Ok(d) => d,
         Err(e) => return Ok(Err(unreadable(e))),
     };
@@ -94,9 +101,12 @@ fn judge_cubin(
         launch: req.launch,
         log: &loaded.log,
     };
+    // kernels one after the other: cubins already run in parallel, and a thread waiting on a
+    // nested parallel loop would take up another cubin's listing meanwhile
+    let mut lines = judge::Lines::new(loaded.source.as_ref());
     Ok(Ok(kernels
-        .par_iter()
-        .map(|k| judge::kernel(k, &cx, &mut judge::Lines::new(loaded.source.as_ref())))
+        .iter()
+        .map(|k| judge::kernel(k, &cx, &mut lines))
         .collect()))
 }
 
@@ -125,21 +135,32 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
     }
     // the kernels each cubin's symbol table names, read without disassembling
     let mut names: Vec<String> = Vec::new();
-    let mut todo: Vec<&Cubin> = Vec::new();
+    let mut todo: Vec<Todo> = Vec::new();
     match &filter {
-        None => todo.extend(&loaded.cubins),
+        None => todo.extend(loaded.cubins.iter().map(|cubin| Todo { cubin, only: None })),
         Some(f) => {
-            let symbols: Vec<Result<Vec<String>>> = loaded
+            let symbols: Vec<Result<Vec<(usize, String)>>> = loaded
                 .cubins
                 .par_iter()
                 .map(|c| select::kernel_symbols(&c.path))
                 .collect();
             for (c, s) in loaded.cubins.iter().zip(symbols) {
                 match s {
-                    Ok(list) if list.iter().any(|n| f.matches(n)) => todo.push(c),
                     Ok(list) => {
-                        report.skipped_by_kernel += 1;
-                        names.extend(list.iter().map(|n| names::display_name(n)));
+                        let only: Vec<usize> = list
+                            .iter()
+                            .filter(|(_, n)| f.matches(n))
+                            .map(|(i, _)| *i)
+                            .collect();
+                        if only.is_empty() {
+                            report.skipped_by_kernel += 1;
+                            names.extend(list.iter().map(|(_, n)| names::display_name(n)));
+                        } else {
+                            todo.push(Todo {
+                                cubin: c,
+                                only: Some(only),
+                            });
+                        }
                     }
                     Err(e) => report.unreadable.push(Unreadable {
                         cubin: c.name.clone(),
@@ -153,9 +174,9 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
     let single = loaded.cubins.len() == 1;
     let judged: Vec<Result<Judged>> = todo
         .par_iter()
-        .map(|c| {
-            let r = judge_cubin(c, req, &loaded, filter.as_ref(), tc);
-            progress.step(&c.name);
+        .map(|t| {
+            let r = judge_cubin(t, req, &loaded, filter.as_ref(), tc);
+            progress.step(&t.cubin.name);
             r
         })
         .collect();

@@ -49,8 +49,9 @@ impl KernelFilter {
 /// STO_CUDA_ENTRY in a symbol's st_other: a kernel entry point.
 const STO_CUDA_ENTRY: u8 = 0x10;
 
-/// The kernel entry points a cubin's symbol table names (every function when it marks none).
-pub fn kernel_symbols(cubin: &Path) -> Result<Vec<String>> {
+/// The kernel entry points a cubin's symbol table names (every function when it marks none),
+/// with their symbol indices (what `nvdisasm -fun` takes).
+pub fn kernel_symbols(cubin: &Path) -> Result<Vec<(usize, String)>> {
     let data = std::fs::read(cubin).map_err(|e| Error::io(cubin, e))?;
     let bad = |e: object::Error| Error::Disassembler {
         what: cubin.display().to_string(),
@@ -65,10 +66,11 @@ pub fn kernel_symbols(cubin: &Path) -> Result<Vec<String>> {
             continue;
         }
         let Ok(name) = sym.name() else { continue };
-        functions.push(name.to_string());
+        let entry = (sym.index().0, name.to_string());
         if raw.st_other() & STO_CUDA_ENTRY != 0 {
-            entries.push(name.to_string());
+            entries.push(entry.clone());
         }
+        functions.push(entry);
     }
     Ok(if entries.is_empty() {
         functions

@@ -9,11 +9,22 @@ use crate::inspect::flow::decode::{Op, Operand};
 use crate::inspect::flow::lin::{self, Kind, Lin, SPECIALS, Sym, Val};
 use crate::inspect::flow::values::{SymInfo, Values};
 
-/// An access: its first byte and how many bytes it covers (at least).
+/// An access: its first byte and how many bytes it covers (at least), and the interval that
+/// first byte takes apart from its block-uniform base, on the path that made it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Access {
     pub addr: Val,
     pub bytes: i64,
+    pub span: Option<(i64, i64)>,
+}
+
+/// The part of a form every thread of the block reads the same all along.
+fn uniform(l: &Lin) -> Lin {
+    let mut u = Lin::konst(0);
+    for &(s, c) in l.terms().iter().filter(|(s, _)| s.uniform()) {
+        u = u.add(&Lin::sym(s).scale(c).unwrap_or(u)).unwrap_or(u);
+    }
+    u
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +45,16 @@ pub fn bytes(op: &Op) -> i64 {
 }
 
 /// The shared-memory access of instruction `op` under `v`: its first memory operand.
-pub fn access(op: &Op, v: &Values, covers: i64) -> Access {
-    Access {
-        addr: op.mem().and_then(|m| v.address(m)),
-        bytes: covers,
-    }
+pub fn access(op: &Op, v: &Values, covers: i64, info: &dyn SymInfo) -> Access {
+    at(op.mem().and_then(|m| v.address(m)), covers, v, info)
+}
+
+/// An access at `addr` covering `bytes`, bounded as far as `v` says.
+pub fn at(addr: Val, bytes: i64, v: &Values, info: &dyn SymInfo) -> Access {
+    let span = addr
+        .and_then(|a| a.sub(&uniform(&a)))
+        .and_then(|rest| v.span(&rest, info));
+    Access { addr, bytes, span }
 }
 
 /// The bytes a bulk copy's size register says, when it is a known constant.
@@ -61,6 +77,22 @@ fn describe(s: Sym) -> String {
 }
 
 pub fn relate(a: &Access, b: &Access, info: &dyn SymInfo) -> Relation {
+    match by_form(a, b, info) {
+        Relation::Unknown(why) => match (a.addr, b.addr, a.span, b.span) {
+            // the same base, and the rest of each bounded on its own path: apart or not known
+            (Some(x), Some(y), Some(p), Some(q))
+                if uniform(&x) == uniform(&y) && (p.1 + a.bytes <= q.0 || q.1 + b.bytes <= p.0) =>
+            {
+                Relation::Disjoint
+            }
+            _ => Relation::Unknown(why),
+        },
+        r => r,
+    }
+}
+
+/// `relate` by the difference of the two forms.
+fn by_form(a: &Access, b: &Access, info: &dyn SymInfo) -> Relation {
     let (Some(x), Some(y)) = (a.addr, b.addr) else {
         return Relation::Unknown("an address is not known".into());
     };
@@ -184,6 +216,7 @@ mod tests {
         let tile = |k: i64| Access {
             addr: tid().scale(16).unwrap().add(&base).map(|l| l.plus(k)),
             bytes: 16,
+            span: None,
         };
         // another thread's element of the same tile
         assert_eq!(relate(&tile(0), &tile(0), &NoInfo), Relation::Overlap);
@@ -191,11 +224,13 @@ mod tests {
         let table = Access {
             addr: tid().scale(4).unwrap().add(&base).map(|l| l.plus(0x4000)),
             bytes: 4,
+            span: None,
         };
         assert_eq!(relate(&tile(0), &table, &NoInfo), Relation::Disjoint);
         let param = Access {
             addr: Some(Lin::sym(Sym::param(0, 0x170))),
             bytes: 4,
+            span: None,
         };
         match relate(&tile(0), &param, &NoInfo) {
             Relation::Unknown(why) => assert!(why.contains("c[0x0][0x170]"), "{why}"),

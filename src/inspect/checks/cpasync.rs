@@ -14,7 +14,7 @@ use super::address::{self, Relation};
 use super::{Ctx, Raw, Status, base, witness};
 use crate::inspect::flow::Cfg;
 use crate::inspect::flow::decode::{Op, Operand, Pred};
-use crate::inspect::flow::paths::{self, Protocol, Table};
+use crate::inspect::flow::paths::{self, Protocol, Relevance, Table};
 use crate::inspect::flow::values::{Preds, Values};
 use std::collections::{BTreeSet, HashMap};
 
@@ -92,8 +92,12 @@ impl Protocol for CpAsync<'_> {
             idle: None,
         }
     }
-    fn relevant(&self, i: usize) -> bool {
-        self.kind(i).is_some()
+    fn relevance(&self, i: usize) -> Relevance {
+        match self.kind(i) {
+            Some(Event::Copy) => Relevance::Adds,
+            Some(_) => Relevance::Splits,
+            None => Relevance::None,
+        }
     }
     fn step(&self, i: usize, g: &mut Groups, _: &Values, preds: &Preds) {
         match self.kind(i) {
@@ -217,7 +221,7 @@ pub fn check(c: &Ctx) -> super::Check {
             return;
         }
         if op.base() == "LDGSTS" {
-            let a = address::access(op, v.values, address::bytes(op));
+            let a = address::access(op, v.values, address::bytes(op), &table);
             address::remember(written.entry(v.i).or_default(), a);
         } else if is_read(op)
             && !v.state.waited
@@ -227,7 +231,7 @@ pub fn check(c: &Ctx) -> super::Check {
                 read: v.i,
                 at: v.at,
                 groups: v.state.clone(),
-                access: address::access(op, v.values, address::bytes(op)),
+                access: address::access(op, v.values, address::bytes(op), &table),
             });
         }
     });

@@ -8,7 +8,7 @@
 use super::address::{self, Access, Relation};
 use super::{Ctx, Raw, Status};
 use crate::inspect::flow::decode::{Mem, Op, Operand};
-use crate::inspect::flow::paths::{self, Protocol, Table, Witness};
+use crate::inspect::flow::paths::{self, Protocol, Relevance, Table, Witness};
 use crate::inspect::flow::values::{Preds, Values};
 use std::collections::{BTreeSet, HashMap};
 
@@ -40,7 +40,7 @@ fn is_fence(op: &Op) -> bool {
 
 /// The shared bytes an async read starts at and covers at least; None when it reads through a
 /// descriptor.
-fn read_access(op: &Op, v: &Values) -> Option<Access> {
+fn read_access(op: &Op, v: &Values, table: &Table) -> Option<Access> {
     let mems: Vec<&Mem> = op
         .ops
         .iter()
@@ -50,15 +50,14 @@ fn read_access(op: &Op, v: &Values) -> Option<Access> {
         })
         .collect();
     match op.base() {
-        "UTMASTG" | "UTMAREDG" => mems.first().map(|m| Access {
-            addr: v.address(m),
-            bytes: MIN_BOX,
-        }),
-        "UBLKCP" | "UBLKRED" => mems.get(1).map(|m| Access {
-            addr: v.address(m),
-            bytes: address::size_operand(op, v)
+        "UTMASTG" | "UTMAREDG" => mems
+            .first()
+            .map(|m| address::at(v.address(m), MIN_BOX, v, table)),
+        "UBLKCP" | "UBLKRED" => mems.get(1).map(|m| {
+            let bytes = address::size_operand(op, v)
                 .filter(|&n| n > 0)
-                .unwrap_or(MIN_BOX),
+                .unwrap_or(MIN_BOX);
+            address::at(v.address(m), bytes, v, table)
         }),
         _ => None,
     }
@@ -74,8 +73,14 @@ impl Protocol for Fenced<'_> {
     fn start(&self) -> BTreeSet<usize> {
         BTreeSet::new()
     }
-    fn relevant(&self, i: usize) -> bool {
-        is_store(&self.ops[i]) || is_fence(&self.ops[i])
+    fn relevance(&self, i: usize) -> Relevance {
+        if is_store(&self.ops[i]) {
+            Relevance::Adds
+        } else if is_fence(&self.ops[i]) {
+            Relevance::Splits
+        } else {
+            Relevance::None
+        }
     }
     fn step(&self, i: usize, s: &mut BTreeSet<usize>, _: &Values, _: &Preds) {
         if is_store(&self.ops[i]) {
@@ -108,10 +113,15 @@ pub fn check(c: &Ctx) -> super::Check {
             return;
         }
         if is_store(op) {
-            let a = address::access(op, v.values, address::bytes(op));
+            let a = address::access(op, v.values, address::bytes(op), &table);
             address::remember(stored.entry(v.i).or_default(), a);
         } else if async_read(op) && !v.state.is_empty() {
-            early.push((v.i, v.at, v.state.clone(), read_access(op, v.values)));
+            early.push((
+                v.i,
+                v.at,
+                v.state.clone(),
+                read_access(op, v.values, &table),
+            ));
         }
     });
     let run = run.map(|paths| {

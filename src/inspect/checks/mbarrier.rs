@@ -7,7 +7,7 @@
 use super::address::{self, Access, Relation};
 use super::{Ctx, Raw, Status};
 use crate::inspect::flow::decode::{Op, Operand};
-use crate::inspect::flow::paths::{self, Protocol, Table, Witness};
+use crate::inspect::flow::paths::{self, Protocol, Relevance, Table, Witness};
 use crate::inspect::flow::values::{Preds, Values};
 use std::collections::{BTreeSet, HashMap};
 
@@ -46,8 +46,12 @@ impl Protocol for Published<'_> {
     fn start(&self) -> BTreeSet<usize> {
         BTreeSet::new()
     }
-    fn relevant(&self, i: usize) -> bool {
-        is_init(&self.ops[i]) || block_barrier(&self.ops[i])
+    fn relevance(&self, i: usize) -> Relevance {
+        if is_init(&self.ops[i]) || block_barrier(&self.ops[i]) {
+            Relevance::Splits
+        } else {
+            Relevance::None
+        }
     }
     fn step(&self, i: usize, s: &mut BTreeSet<usize>, _: &Values, _: &Preds) {
         if is_init(&self.ops[i]) {
@@ -78,7 +82,7 @@ pub fn check(c: &Ctx) -> super::Check {
         if v.preds.guard(op.guard) == Some(false) {
             return;
         }
-        let a = address::access(op, v.values, BYTES);
+        let a = address::access(op, v.values, BYTES, &table);
         if is_init(op) {
             address::remember(inited.entry(v.i).or_default(), a);
         } else if is_wait(op) && !v.state.is_empty() {

@@ -186,12 +186,7 @@ impl Cfg {
                 _ => None,
             };
             // where a guarded transfer does not happen, the path goes on with the guard false
-            let on = || {
-                fall.map(|to| Edge {
-                    to,
-                    when: guard,
-                })
-            };
+            let on = || fall.map(|to| Edge { to, when: guard });
             let mut edges: Vec<Edge> = match flows.get(&last) {
                 None | Some(Flow::Plain) => fall.map(plain).into_iter().collect(),
                 Some(Flow::Jump { to, when, fall: f }) => match to {

@@ -409,6 +409,19 @@ pub fn writes(op: &Op) -> Writes {
         return w;
     }
     let mut it = op.ops.iter().peekable();
+    // `LOP3.LUT P0, R2, ...` and `SHFL.IDX PT, R22, ...` write a predicate, then a register
+    if let (Some(Operand::Pred { .. }), Some(Operand::Reg { r, .. })) =
+        (op.ops.first(), op.ops.get(1))
+    {
+        if !is_zero(*r) {
+            w.regs = vec![*r];
+        }
+        w.preds = pred_outputs_from(&op.ops[..1])
+            .into_iter()
+            .filter(|&p| !always(p))
+            .collect();
+        return w;
+    }
     if let Some(Operand::Reg { r, .. }) = it.peek() {
         let r = *r;
         it.next();

@@ -16,10 +16,23 @@ use std::hash::Hash;
 pub trait Protocol {
     type State: Clone + Eq + Hash + std::fmt::Debug;
     fn start(&self) -> Self::State;
-    /// Whether instruction `i` may change the state: a guarded one is then followed both ways.
-    fn relevant(&self, i: usize) -> bool;
+    /// How a guarded instruction `i` whose guard the path does not know is followed.
+    fn relevance(&self, i: usize) -> Relevance;
     /// The state after instruction `i`, which executes.
     fn step(&self, i: usize, s: &mut Self::State, v: &Values, preds: &Preds);
+}
+
+/// What an instruction is to a protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relevance {
+    /// It does not change the protocol state.
+    None,
+    /// It adds to what is outstanding (a copy, a store): under an unknown guard it is taken as
+    /// run, without splitting the path.
+    Adds,
+    /// It ends or counts something (a wait, a barrier, a commit): under an unknown guard the
+    /// path splits, one way with it run and the guard true, one without and the guard false.
+    Splits,
 }
 
 /// What a check is shown of each instruction a path reaches: the instruction, the path's
@@ -67,6 +80,9 @@ impl Table {
         for (i, op) in ops.iter().enumerate() {
             if let Some(info) = super::ranges::of(op) {
                 defs.insert(Sym::def(i as u32, 0), info);
+            }
+            if let Some(low) = super::ranges::low_bits(op) {
+                defs.insert(Sym::def(i as u32, super::ranges::LOW_BITS), (low, 0));
             }
         }
         Table { defs }
@@ -118,8 +134,8 @@ struct Run<'a, P: Protocol> {
 type State<S> = (Preds, S, Values);
 
 impl<P: Protocol> Run<'_, P> {
-    /// Runs block `b` from one entry state: the states at its end (a guarded relevant
-    /// instruction splits one), calling `visit` before each instruction.
+    /// Runs block `b` from one entry state: the states at its end (a guarded instruction
+    /// that splits makes two of one), calling `visit` before each instruction.
     fn block(
         &self,
         b: usize,
@@ -144,17 +160,24 @@ impl<P: Protocol> Run<'_, P> {
                         let Guard::If { p, not } = op.guard else {
                             unreachable!("only a predicate guard is unknown")
                         };
-                        if self.check.relevant(i) {
-                            let (mut p2, mut s2, mut v2) = (preds, s.clone(), v.clone());
-                            p2.suppose(p, !not);
-                            v2.assume(p, !not);
-                            v2.step(op, i as u32, &mut p2, block.cyclic, false, self.table);
-                            self.check.step(i, &mut s2, &v2, &p2);
-                            next.push((p2, s2, v2));
-                            preds.suppose(p, not);
-                            v.assume(p, not);
-                        } else {
-                            v.step(op, i as u32, &mut preds, block.cyclic, true, self.table);
+                        match self.check.relevance(i) {
+                            Relevance::None => {
+                                v.step(op, i as u32, &mut preds, block.cyclic, true, self.table);
+                            }
+                            Relevance::Adds => {
+                                v.step(op, i as u32, &mut preds, block.cyclic, true, self.table);
+                                self.check.step(i, &mut s, &v, &preds);
+                            }
+                            Relevance::Splits => {
+                                let (mut p2, mut s2, mut v2) = (preds, s.clone(), v.clone());
+                                p2.suppose(p, !not);
+                                v2.assume(p, !not);
+                                v2.step(op, i as u32, &mut p2, block.cyclic, false, self.table);
+                                self.check.step(i, &mut s2, &v2, &p2);
+                                next.push((p2, s2, v2));
+                                preds.suppose(p, not);
+                                v.assume(p, not);
+                            }
                         }
                         next.push((preds, s, v));
                     }

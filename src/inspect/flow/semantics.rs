@@ -31,26 +31,31 @@ fn lut3(a: u32, b: u32, c: u32, lut: u32) -> u32 {
     out
 }
 
-/// `v & m` for a constant mask: exact for a low-bit mask when what survives of `v` modulo the
-/// mask's width is known to fit in it.
-fn and_mask(v: &Lin, m: i64, info: &dyn SymInfo) -> Val {
-    if let Some(k) = v.as_const() {
+/// `x & m` for a constant mask: exact for a low-bit mask when what survives of `x` modulo the
+/// mask's width is known to fit in it; for a mask that clears the low k bits, `x` less its low
+/// bits, a value of [0, 2^k) the analysis names (`x - x % 2^k`).
+fn and_mask(values: &Values, x: &Lin, m: i64, index: u32, info: &dyn SymInfo) -> Val {
+    if let Some(k) = x.as_const() {
         return Some(Lin::konst(k & m));
     }
     let m = m as u32;
+    if m != 0 && (!m).wrapping_add(1) & !m == 0 && m.trailing_zeros() > 0 {
+        let low = Lin::sym(lin::Sym::def(index, super::ranges::LOW_BITS));
+        return x.sub(&low);
+    }
     if m == 0 || m & m.wrapping_add(1) != 0 {
         return None;
     }
     let bits = 32 - m.leading_zeros();
-    let kept = v.modulo(bits, |s| info.align(s));
+    let kept = x.modulo(bits, |s| info.align(s));
     if let Some(k) = kept.as_const() {
         return Some(Lin::konst(k & i64::from(m)));
     }
-    let (lo, hi) = lin::interval(&kept, |s| info.range(s))?;
+    let (lo, hi) = values.span(&kept, info)?;
     (lo >= 0 && hi <= i64::from(m)).then_some(kept)
 }
 
-fn lop3(v: &Values, op: &Op, info: &dyn SymInfo) -> Val {
+fn lop3(v: &Values, op: &Op, index: u32, info: &dyn SymInfo) -> Val {
     let s = if matches!(op.ops.first(), Some(Operand::Pred { .. })) {
         &op.ops[2.min(op.ops.len())..]
     } else {
@@ -85,7 +90,7 @@ fn lop3(v: &Values, op: &Op, info: &dyn SymInfo) -> Val {
             };
             match (x, y, k(&x), k(&y)) {
                 (_, Some(l), Some(m), _) | (Some(l), _, _, Some(m)) => {
-                    and_mask(&l, i64::from(m), info)
+                    and_mask(v, &l, i64::from(m), index, info)
                 }
                 _ => None,
             }
@@ -108,7 +113,7 @@ fn lop3(v: &Values, op: &Op, info: &dyn SymInfo) -> Val {
 
 /// The values an instruction writes into its destination registers, in order; None where the
 /// analysis only names the result.
-pub fn results(v: &Values, op: &Op, preds: &Preds, info: &dyn SymInfo) -> Vec<Val> {
+pub fn results(v: &Values, op: &Op, index: u32, preds: &Preds, info: &dyn SymInfo) -> Vec<Val> {
     let base = op.base();
     let src = sources(op);
     let s = |k: usize| src.get(k).and_then(|o| v.operand(o));
@@ -145,6 +150,14 @@ pub fn results(v: &Values, op: &Op, preds: &Preds, info: &dyn SymInfo) -> Vec<Va
             };
             one(prod.and_then(|p| p.add(&c?)))
         }
+        // `LEA.HI d, a, b, [c,] s`: b plus the high word of a << s, when that is one value
+        "LEA" | "ULEA" if op.has("HI") && !op.has("X") => {
+            let high = super::ranges::lea_high(v, op, info);
+            match (high, s(1)) {
+                (Some((h, h2)), Some(b)) if h == h2 => one(Some(b.plus(h))),
+                _ => vec![],
+            }
+        }
         "LEA" | "ULEA" if exact => match imm(2) {
             Some(sh @ 0..=31) => one(s(0).and_then(|a| a.scale(1 << sh)?.add(&s(1)?))),
             _ => vec![],
@@ -157,7 +170,7 @@ pub fn results(v: &Values, op: &Op, preds: &Preds, info: &dyn SymInfo) -> Vec<Va
             Some(sh @ 0..=31) => one(s(0).and_then(|a| a.scale(1 << sh))),
             _ => vec![],
         },
-        "LOP3" | "ULOP3" => one(lop3(v, op, info)),
+        "LOP3" | "ULOP3" => one(lop3(v, op, index, info)),
         "SEL" | "USEL" => match src.get(2) {
             Some(&Operand::Pred { p, not }) => match preds.get(p) {
                 Some(t) => one(if t != not { s(0) } else { s(1) }),
@@ -249,7 +262,7 @@ pub fn pred_results(
             }
         }
         "LOP3" | "ULOP3" if !outs.is_empty() => {
-            match lop3(v, op, info).and_then(|l| l.as_const()) {
+            match lop3(v, op, 0, info).and_then(|l| l.as_const()) {
                 Some(x) => vec![(outs[0], PredOut::Known(x != 0))],
                 None => vec![],
             }

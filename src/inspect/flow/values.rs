@@ -7,6 +7,7 @@
 use super::decode::{self, Guard, Op, Operand, Pred, REGS, Reg};
 use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
 use super::semantics::PredOut;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 const CHUNK: usize = 32;
@@ -86,6 +87,9 @@ pub struct Values {
     regs: [Arc<[Val; CHUNK]>; CHUNKS],
     conds: [Option<Cond>; 16],
     facts: Arc<Vec<Cond>>,
+    /// Bounds of values the analysis only names, from their operands' bounds on this path (an
+    /// XOR of two thread indices, a shift of a masked value).
+    bounds: Arc<BTreeMap<Sym, (i64, i64)>>,
 }
 
 impl Default for Values {
@@ -95,6 +99,7 @@ impl Default for Values {
             regs: std::array::from_fn(|_| Arc::new([None; CHUNK])),
             conds: [None; 16],
             facts: Arc::new(Vec::new()),
+            bounds: Arc::new(BTreeMap::new()),
         };
         for r in 0..REGS as Reg {
             v.put(r, Some(Lin::sym(Sym::phi(0, r))));
@@ -118,6 +123,19 @@ impl Values {
     }
     pub fn cond(&self, p: Pred) -> Option<Cond> {
         self.conds[p as usize]
+    }
+
+    /// The range of a symbol: what its instruction alone says, else what this path bounds.
+    pub fn range(&self, s: Sym, info: &dyn SymInfo) -> Option<(i64, i64)> {
+        match (info.range(s), self.bounds.get(&s)) {
+            (Some(a), Some(b)) => Some((a.0.max(b.0), a.1.min(b.1))),
+            (a, b) => a.or(b.copied()),
+        }
+    }
+
+    /// The interval a form takes on this path, every thread index over its range.
+    pub fn span(&self, l: &Lin, info: &dyn SymInfo) -> Option<(i64, i64)> {
+        lin::interval(l, |s| self.range(s, info))
     }
 
     /// The value an operand reads.
@@ -173,6 +191,9 @@ impl Values {
         if self.facts.iter().any(|f| f.mentions(gone)) {
             Arc::make_mut(&mut self.facts).retain(|f| !f.mentions(gone));
         }
+        if self.bounds.keys().any(|&s| gone(s)) {
+            Arc::make_mut(&mut self.bounds).retain(|&s, _| !gone(s));
+        }
     }
 
     /// The path assumes predicate `p` is `v`: what it held becomes a known comparison.
@@ -218,7 +239,7 @@ impl Values {
                 _ => None,
             };
         }
-        let (mut lo, mut hi) = lin::interval(&d, |s| info.range(s)).unwrap_or((i64::MIN, i64::MAX));
+        let (mut lo, mut hi) = self.span(&d, info).unwrap_or((i64::MIN, i64::MAX));
         for f in self.facts.iter().filter(|f| facts && !f.unsigned) {
             let Some(df) = f.a.sub(&f.b) else { continue };
             let Some(shift) = df.sub(&d).and_then(|x| x.as_const()) else {
@@ -287,7 +308,11 @@ impl Values {
         if again {
             self.invalidate(|s| matches!(s.kind(), Kind::Def { index: i, .. } if i == index));
         }
-        let results = super::semantics::results(self, op, preds, info);
+        let results = super::semantics::results(self, op, index, preds, info);
+        let bound = match results.first() {
+            Some(Some(_)) => None,
+            _ => super::ranges::result(self, op, info),
+        };
         for (slot, &r) in w.regs.iter().enumerate() {
             let fresh = Some(Lin::sym(Sym::def(index, slot as u16)));
             let new = results.get(slot).copied().flatten().or(fresh);
@@ -295,6 +320,15 @@ impl Values {
                 fresh
             } else {
                 new
+            };
+            let v = match bound.filter(|_| slot == 0 && v == fresh && !maybe) {
+                // one value: a constant after all
+                Some((lo, hi)) if lo == hi => Some(Lin::konst(lo)),
+                Some(b) => {
+                    Arc::make_mut(&mut self.bounds).insert(Sym::def(index, 0), b);
+                    v
+                }
+                None => v,
             };
             self.put(r, v);
         }
@@ -374,6 +408,17 @@ impl Values {
             .collect();
         if both.len() != self.facts.len() {
             self.facts = Arc::new(both);
+            changed = true;
+        }
+        // a bound both paths agree on stays; one that differs is dropped (no widening ladder)
+        let agreed: BTreeMap<Sym, (i64, i64)> = self
+            .bounds
+            .iter()
+            .filter(|(s, b)| other.bounds.get(s) == Some(b))
+            .map(|(s, b)| (*s, *b))
+            .collect();
+        if agreed.len() != self.bounds.len() {
+            self.bounds = Arc::new(agreed);
             changed = true;
         }
         changed
