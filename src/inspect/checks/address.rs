@@ -1,31 +1,14 @@
 //! Whether two shared-memory accesses can touch the same bytes: one made by some thread at one
 //! point of the kernel, the other by some (maybe other) thread at another. Their addresses are
 //! linear forms; what both name and every thread reads the same all along (kernel parameters,
-//! the block's shared window) cancels, each thread index ranges over its bounds on either side,
-//! and a value the analysis only names must have a known range, else the answer is "cannot
-//! tell", with the reason.
+//! the block's shared window) cancels, each thread index ranges over what its side's path
+//! allowed, and a value the analysis only names must have a bound, else the answer is "cannot
+//! tell", with the reason. Meeting is only claimed when the difference depends on thread indices
+//! alone (some pair of threads does meet); bounds can only tell accesses apart.
 
 use crate::inspect::flow::decode::{Op, Operand};
-use crate::inspect::flow::lin::{self, Kind, Lin, SPECIALS, Sym, Val};
+use crate::inspect::flow::lin::{Kind, SPECIALS, Sym, Val};
 use crate::inspect::flow::values::{SymInfo, Values};
-
-/// An access: its first byte and how many bytes it covers (at least), and the interval that
-/// first byte takes apart from its block-uniform base, on the path that made it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Access {
-    pub addr: Val,
-    pub bytes: i64,
-    pub span: Option<(i64, i64)>,
-}
-
-/// The part of a form every thread of the block reads the same all along.
-fn uniform(l: &Lin) -> Lin {
-    let mut u = Lin::konst(0);
-    for &(s, c) in l.terms().iter().filter(|(s, _)| s.uniform()) {
-        u = u.add(&Lin::sym(s).scale(c).unwrap_or(u)).unwrap_or(u);
-    }
-    u
-}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Relation {
@@ -44,17 +27,38 @@ pub fn bytes(op: &Op) -> i64 {
     }
 }
 
+/// An access: its first byte and how many bytes it covers (at least), with the ranges its
+/// address's unknowns had on the path that made it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    pub addr: Val,
+    pub bytes: i64,
+    /// Per symbol of `addr` (block-uniform ones aside): its range then, and whether the range is
+    /// exact (a thread index, every value of which some thread has) or only a bound.
+    pub ranges: Vec<(Sym, Option<(i64, i64)>, bool)>,
+}
+
 /// The shared-memory access of instruction `op` under `v`: its first memory operand.
 pub fn access(op: &Op, v: &Values, covers: i64, info: &dyn SymInfo) -> Access {
     at(op.mem().and_then(|m| v.address(m)), covers, v, info)
 }
 
-/// An access at `addr` covering `bytes`, bounded as far as `v` says.
+/// An access at `addr` covering `bytes`, its unknowns bounded as far as `v` says.
 pub fn at(addr: Val, bytes: i64, v: &Values, info: &dyn SymInfo) -> Access {
-    let span = addr
-        .and_then(|a| a.sub(&uniform(&a)))
-        .and_then(|rest| v.span(&rest, info));
-    Access { addr, bytes, span }
+    let ranges = addr
+        .iter()
+        .flat_map(|a| a.terms().to_vec())
+        .filter(|(s, _)| !s.uniform())
+        .map(|(s, _)| match s.kind() {
+            Kind::Special(_) => (s, v.thread_range(s, info), true),
+            _ => (s, v.range(s, info), false),
+        })
+        .collect();
+    Access {
+        addr,
+        bytes,
+        ranges,
+    }
 }
 
 /// The bytes a bulk copy's size register says, when it is a known constant.
@@ -76,77 +80,84 @@ fn describe(s: Sym) -> String {
     }
 }
 
-pub fn relate(a: &Access, b: &Access, info: &dyn SymInfo) -> Relation {
-    match by_form(a, b, info) {
-        Relation::Unknown(why) => match (a.addr, b.addr, a.span, b.span) {
-            // the same base, and the rest of each bounded on its own path: apart or not known
-            (Some(x), Some(y), Some(p), Some(q))
-                if uniform(&x) == uniform(&y) && (p.1 + a.bytes <= q.0 || q.1 + b.bytes <= p.0) =>
-            {
-                Relation::Disjoint
-            }
-            _ => Relation::Unknown(why),
-        },
-        r => r,
-    }
+fn gcd(a: i64, b: i64) -> i64 {
+    if b == 0 { a.abs() } else { gcd(b, a % b) }
 }
 
-/// `relate` by the difference of the two forms.
-fn by_form(a: &Access, b: &Access, info: &dyn SymInfo) -> Relation {
+/// Whether `a` (made by some thread) and `b` (by some thread, maybe another, maybe later) can
+/// touch common bytes. Block-uniform unknowns must cancel; every other unknown is its own on
+/// either side (another thread's, or another time's), ranging over what its side knew.
+pub fn relate(a: &Access, b: &Access) -> Relation {
     let (Some(x), Some(y)) = (a.addr, b.addr) else {
         return Relation::Unknown("an address is not known".into());
     };
-    // the other side's thread indices are another thread's
-    let mut y2 = Lin::konst(y.k);
-    for &(s, c) in y.terms() {
-        let s2 = s.other_thread().unwrap_or(s);
-        match y2.add(&Lin::sym(s2).scale(c).unwrap_or(Lin::konst(0))) {
-            Some(l) => y2 = l,
-            None => return Relation::Unknown("the addresses are too involved".into()),
-        }
-    }
-    let Some(d) = x.sub(&y2) else {
+    let Some(base) = x.sub(&y) else {
         return Relation::Unknown("the addresses are too involved".into());
     };
-    let stable = |s: Sym| s.uniform() || matches!(s.kind(), Kind::Special(_));
-    let range = |s: Sym| info.range(s);
-    let Some((lo, hi)) = lin::interval(&d, range) else {
-        let why = d
-            .terms()
-            .iter()
-            .find(|&&(s, _)| range(s).is_none())
-            .map_or("an unbounded value".into(), |&(s, _)| describe(s));
-        let what = if d
-            .terms()
-            .iter()
-            .all(|&(s, _)| stable(s) || range(s).is_some())
-        {
-            "they differ by"
-        } else {
-            "they depend on"
-        };
-        return Relation::Unknown(format!("{what} {why}, not known here"));
-    };
-    // x covers [x, x + a.bytes), y2 covers [y2, y2 + b.bytes): they meet when -a.bytes < d < b.bytes
-    if hi <= -a.bytes || lo >= b.bytes {
-        Relation::Disjoint
+    if let Some(&(s, _)) = base.terms().iter().find(|(s, _)| s.uniform()) {
+        return Relation::Unknown(format!(
+            "they differ by {}, not known here",
+            describe(s)
+        ));
+    }
+    // d = x - y, over both sides' unknowns
+    let (mut lo, mut hi, mut g, mut exact) = (x.k - y.k, x.k - y.k, 0i64, true);
+    let sides = [(a, &x, 1i64), (b, &y, -1i64)];
+    for (acc, form, sign) in sides {
+        for &(s, c) in form.terms().iter().filter(|(s, _)| !s.uniform()) {
+            let Some(&(_, range, is_exact)) = acc.ranges.iter().find(|r| r.0 == s) else {
+                return Relation::Unknown(format!("{} is not known here", describe(s)));
+            };
+            let Some((rlo, rhi)) = range else {
+                return Relation::Unknown(format!(
+                    "they depend on {}, not known here",
+                    describe(s)
+                ));
+            };
+            let c = c * sign;
+            let (p, q) = (rlo.saturating_mul(c), rhi.saturating_mul(c));
+            lo = lo.saturating_add(p.min(q));
+            hi = hi.saturating_add(p.max(q));
+            g = gcd(g, c);
+            exact &= is_exact;
+        }
+    }
+    // x covers [x, x + a.bytes), y covers [y, y + b.bytes): they meet when -a.bytes < d < b.bytes
+    let (wlo, whi) = (lo.max(1 - a.bytes), hi.min(b.bytes - 1));
+    if wlo > whi {
+        return Relation::Disjoint;
+    }
+    if !exact {
+        return Relation::Unknown(
+            "their addresses are only bounded here, and the bounds meet".into(),
+        );
+    }
+    // d takes k + g * m: is one of those inside the window?
+    let k = x.k - y.k;
+    let reach = if g == 0 {
+        (wlo..=whi).contains(&k)
     } else {
+        wlo + (k - wlo).rem_euclid(g) <= whi
+    };
+    if reach {
         Relation::Overlap
+    } else {
+        Relation::Disjoint
     }
 }
 
 /// `relate` for an access `b` whose extent is only known to be at least `b.bytes` (a TMA box
 /// set by its tensor map, a bulk copy of a size in a register).
-pub fn relate_open(a: &Access, b: &Access, info: &dyn SymInfo) -> Relation {
-    match relate(a, b, info) {
+pub fn relate_open(a: &Access, b: &Access) -> Relation {
+    match relate(a, b) {
         Relation::Overlap => Relation::Overlap,
         Relation::Unknown(why) => Relation::Unknown(why),
         Relation::Disjoint => {
             let open = Access {
                 bytes: 1 << 40,
-                ..*b
+                ..b.clone()
             };
-            match relate(a, &open, info) {
+            match relate(a, &open) {
                 Relation::Disjoint => Relation::Disjoint,
                 _ => Relation::Unknown(format!(
                     "it lies past the first {} bytes the async read covers, and how far that read reaches is not known here",
@@ -159,18 +170,13 @@ pub fn relate_open(a: &Access, b: &Access, info: &dyn SymInfo) -> Relation {
 
 /// How `b` relates to an access seen at several addresses (one per path that made it): meeting
 /// when one meets, disjoint when all are, else not known; `how` relates one pair.
-pub fn relate_any(
-    seen: &[Access],
-    b: &Access,
-    info: &dyn SymInfo,
-    how: fn(&Access, &Access, &dyn SymInfo) -> Relation,
-) -> Relation {
+pub fn relate_any(seen: &[Access], b: &Access, how: fn(&Access, &Access) -> Relation) -> Relation {
     if seen.is_empty() {
         return Relation::Unknown("its address is not known".into());
     }
     let mut out = Relation::Disjoint;
     for a in seen {
-        match how(a, b, info) {
+        match how(a, b) {
             Relation::Overlap => return Relation::Overlap,
             Relation::Disjoint => {}
             unknown => out = unknown,
@@ -189,52 +195,56 @@ pub fn remember(seen: &mut Vec<Access>, a: Access) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::inspect::flow::lin::Lin;
 
-    struct NoInfo;
-    impl SymInfo for NoInfo {
-        fn range(&self, s: Sym) -> Option<(i64, i64)> {
-            match s.kind() {
-                Kind::Special(i) => Some((SPECIALS[i].1, SPECIALS[i].2)),
-                _ => None,
-            }
-        }
-        fn align(&self, _: Sym) -> u32 {
-            0
-        }
+    fn tid() -> Sym {
+        Sym::special("SR_TID.X").unwrap()
     }
 
-    fn tid() -> Lin {
-        Lin::sym(Sym::special("SR_TID.X").unwrap())
-    }
-
-    #[test]
-    fn thread_indices_range_and_bases_cancel() {
+    /// `k + c * tid.x` above the block's shared window, tid.x over `threads`.
+    fn access(c: i64, k: i64, bytes: i64, threads: (i64, i64)) -> Access {
         let base = Lin::sym(Sym::special("SR_CgaCtaId").unwrap())
             .scale(1 << 24)
             .unwrap()
             .plus(0x400);
-        let tile = |k: i64| Access {
-            addr: tid().scale(16).unwrap().add(&base).map(|l| l.plus(k)),
-            bytes: 16,
-            span: None,
-        };
+        Access {
+            addr: Lin::sym(tid()).scale(c).and_then(|l| l.add(&base)).map(|l| l.plus(k)),
+            bytes,
+            ranges: vec![(tid(), Some(threads), true)],
+        }
+    }
+
+    #[test]
+    fn thread_indices_range_and_bases_cancel() {
+        let all = (0, 1023);
+        let tile = access(16, 0, 16, all);
         // another thread's element of the same tile
-        assert_eq!(relate(&tile(0), &tile(0), &NoInfo), Relation::Overlap);
+        assert_eq!(relate(&tile, &access(-16, 0xff0, 16, all)), Relation::Overlap);
         // a table past the tile's 16 KiB
-        let table = Access {
-            addr: tid().scale(4).unwrap().add(&base).map(|l| l.plus(0x4000)),
-            bytes: 4,
-            span: None,
-        };
-        assert_eq!(relate(&tile(0), &table, &NoInfo), Relation::Disjoint);
+        assert_eq!(relate(&tile, &access(4, 0x4000, 4, all)), Relation::Disjoint);
+        // the odd words of a tile written in even ones: the strides never meet
+        assert_eq!(relate(&access(8, 0, 4, all), &access(8, 4, 4, all)), Relation::Disjoint);
+        // a read by threads the path limits to the first 64 of the tile's 256 elements
+        assert_eq!(
+            relate(&access(16, 0x1000, 16, all), &access(16, 0, 16, (0, 63))),
+            Relation::Disjoint
+        );
         let param = Access {
-            addr: Some(Lin::sym(Sym::param(0, 0x170))),
+            addr: access(0, 0, 4, all).addr.and_then(|b| b.add(&Lin::sym(Sym::param(0, 0x170)))),
             bytes: 4,
-            span: None,
+            ranges: vec![],
         };
-        match relate(&tile(0), &param, &NoInfo) {
+        match relate(&tile, &param) {
             Relation::Unknown(why) => assert!(why.contains("c[0x0][0x170]"), "{why}"),
             r => panic!("{r:?}"),
         }
+        // a value only bounded can tell accesses apart, never make them meet
+        let bounded = |lo, hi| Access {
+            addr: access(0, 0, 4, all).addr.and_then(|b| b.add(&Lin::sym(Sym::def(7, 0)))),
+            bytes: 4,
+            ranges: vec![(Sym::def(7, 0), Some((lo, hi)), false)],
+        };
+        assert_eq!(relate(&bounded(0x8000, 0x9000), &tile), Relation::Disjoint);
+        assert!(matches!(relate(&bounded(0, 0x100), &tile), Relation::Unknown(_)));
     }
 }

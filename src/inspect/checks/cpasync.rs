@@ -23,8 +23,9 @@ pub const NAME: &str = "cp.async commit/wait";
 /// Committed groups tracked; more are counted as this many.
 const CAP: u8 = 16;
 
-/// One path's cp.async state.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// One path's cp.async state. Paths are told apart by the counts and the idle wait; the copies
+/// in flight are joined where paths meet (what may be in flight).
+#[derive(Debug, Clone)]
 pub struct Groups {
     /// Committed groups not known complete.
     committed: u8,
@@ -36,6 +37,26 @@ pub struct Groups {
     waited: bool,
     /// Before any group completed: the last wait on the path, which completed nothing.
     idle: Option<Idle>,
+}
+
+impl Groups {
+    fn key(&self) -> (u8, bool, Option<Idle>, bool) {
+        (self.committed, self.waited, self.idle, self.pending.is_empty())
+    }
+}
+
+impl PartialEq for Groups {
+    fn eq(&self, o: &Self) -> bool {
+        self.key() == o.key()
+    }
+}
+
+impl Eq for Groups {}
+
+impl std::hash::Hash for Groups {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.key().hash(h);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,6 +119,12 @@ impl Protocol for CpAsync<'_> {
             Some(_) => Relevance::Splits,
             None => Relevance::None,
         }
+    }
+    fn absorb(&self, into: &mut Groups, from: &Groups) -> bool {
+        let n = into.in_flight.len() + into.pending.len();
+        into.in_flight.extend(from.in_flight.iter().copied());
+        into.pending.extend(from.pending.iter().copied());
+        into.in_flight.len() + into.pending.len() != n
     }
     fn step(&self, i: usize, g: &mut Groups, _: &Values, preds: &Preds) {
         match self.kind(i) {
@@ -245,7 +272,7 @@ pub fn check(c: &Ctx) -> super::Check {
                 .chain(&e.groups.pending)
                 .filter_map(|cp| {
                     let seen = written.get(cp).map_or(&[][..], Vec::as_slice);
-                    let r = address::relate_any(seen, &e.access, &table, address::relate);
+                    let r = address::relate_any(seen, &e.access, address::relate);
                     (r != Relation::Disjoint).then_some((*cp, r))
                 })
                 .collect();

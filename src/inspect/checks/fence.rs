@@ -8,7 +8,7 @@
 use super::address::{self, Access, Relation};
 use super::{Ctx, Raw, Status};
 use crate::inspect::flow::decode::{Mem, Op, Operand};
-use crate::inspect::flow::paths::{self, Protocol, Relevance, Table, Witness};
+use crate::inspect::flow::paths::{self, Outstanding, Protocol, Relevance, Table, Witness};
 use crate::inspect::flow::values::{Preds, Values};
 use std::collections::{BTreeSet, HashMap};
 
@@ -69,9 +69,9 @@ struct Fenced<'a> {
 
 impl Protocol for Fenced<'_> {
     /// Shared stores not yet fenced.
-    type State = BTreeSet<usize>;
-    fn start(&self) -> BTreeSet<usize> {
-        BTreeSet::new()
+    type State = Outstanding;
+    fn start(&self) -> Outstanding {
+        Outstanding::default()
     }
     fn relevance(&self, i: usize) -> Relevance {
         if is_store(&self.ops[i]) {
@@ -82,12 +82,15 @@ impl Protocol for Fenced<'_> {
             Relevance::None
         }
     }
-    fn step(&self, i: usize, s: &mut BTreeSet<usize>, _: &Values, _: &Preds) {
+    fn step(&self, i: usize, s: &mut Outstanding, _: &Values, _: &Preds) {
         if is_store(&self.ops[i]) {
-            s.insert(i);
+            s.0.insert(i);
         } else if is_fence(&self.ops[i]) {
-            s.clear();
+            s.0.clear();
         }
+    }
+    fn absorb(&self, into: &mut Outstanding, from: &Outstanding) -> bool {
+        into.absorb(from)
     }
 }
 
@@ -115,11 +118,11 @@ pub fn check(c: &Ctx) -> super::Check {
         if is_store(op) {
             let a = address::access(op, v.values, address::bytes(op), &table);
             address::remember(stored.entry(v.i).or_default(), a);
-        } else if async_read(op) && !v.state.is_empty() {
+        } else if async_read(op) && !v.state.0.is_empty() {
             early.push((
                 v.i,
                 v.at,
-                v.state.clone(),
+                v.state.0.clone(),
                 read_access(op, v.values, &table),
             ));
         }
@@ -131,7 +134,7 @@ pub fn check(c: &Ctx) -> super::Check {
             for &w in pending {
                 let seen = stored.get(&w).map_or(&[][..], Vec::as_slice);
                 let rel = match read {
-                    Some(a) => address::relate_any(seen, a, &table, address::relate_open),
+                    Some(a) => address::relate_any(seen, a, address::relate_open),
                     None => Relation::Unknown(
                         "it reads through a descriptor whose address this check does not decode".into(),
                     ),

@@ -7,7 +7,7 @@
 use super::address::{self, Access, Relation};
 use super::{Ctx, Raw, Status};
 use crate::inspect::flow::decode::{Op, Operand};
-use crate::inspect::flow::paths::{self, Protocol, Relevance, Table, Witness};
+use crate::inspect::flow::paths::{self, Outstanding, Protocol, Relevance, Table, Witness};
 use crate::inspect::flow::values::{Preds, Values};
 use std::collections::{BTreeSet, HashMap};
 
@@ -42,9 +42,9 @@ struct Published<'a> {
 
 impl Protocol for Published<'_> {
     /// Inits not yet published by a block barrier.
-    type State = BTreeSet<usize>;
-    fn start(&self) -> BTreeSet<usize> {
-        BTreeSet::new()
+    type State = Outstanding;
+    fn start(&self) -> Outstanding {
+        Outstanding::default()
     }
     fn relevance(&self, i: usize) -> Relevance {
         if is_init(&self.ops[i]) || block_barrier(&self.ops[i]) {
@@ -53,12 +53,15 @@ impl Protocol for Published<'_> {
             Relevance::None
         }
     }
-    fn step(&self, i: usize, s: &mut BTreeSet<usize>, _: &Values, _: &Preds) {
+    fn step(&self, i: usize, s: &mut Outstanding, _: &Values, _: &Preds) {
         if is_init(&self.ops[i]) {
-            s.insert(i);
+            s.0.insert(i);
         } else if block_barrier(&self.ops[i]) {
-            s.clear();
+            s.0.clear();
         }
+    }
+    fn absorb(&self, into: &mut Outstanding, from: &Outstanding) -> bool {
+        into.absorb(from)
     }
 }
 
@@ -85,8 +88,8 @@ pub fn check(c: &Ctx) -> super::Check {
         let a = address::access(op, v.values, BYTES, &table);
         if is_init(op) {
             address::remember(inited.entry(v.i).or_default(), a);
-        } else if is_wait(op) && !v.state.is_empty() {
-            early.push((v.i, v.at, v.state.clone(), a));
+        } else if is_wait(op) && !v.state.0.is_empty() {
+            early.push((v.i, v.at, v.state.0.clone(), a));
         }
     });
     let run = run.map(|paths| {
@@ -94,7 +97,7 @@ pub fn check(c: &Ctx) -> super::Check {
         for (wait, at, pending, a) in &early {
             for &init in pending {
                 let seen = inited.get(&init).map_or(&[][..], Vec::as_slice);
-                let r = address::relate_any(seen, a, &table, address::relate);
+                let r = address::relate_any(seen, a, address::relate);
                 let (status, how) = match r {
                     Relation::Disjoint => continue,
                     Relation::Overlap => (Status::Hazard, String::new()),

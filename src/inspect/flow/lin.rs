@@ -82,13 +82,6 @@ impl Sym {
             _ => false,
         }
     }
-    /// The same thread index, as another thread of the block reads it.
-    pub fn other_thread(self) -> Option<Sym> {
-        match self.kind() {
-            Kind::Special(i) if !SPECIALS[i].3 && self.0 >> 32 == 0 => Some(Sym(self.0 | 1 << 32)),
-            _ => None,
-        }
-    }
     pub fn phi_of(self, b: u32) -> bool {
         matches!(self.kind(), Kind::Phi { block, .. } if block == b)
     }

@@ -20,6 +20,37 @@ pub trait Protocol {
     fn relevance(&self, i: usize) -> Relevance;
     /// The state after instruction `i`, which executes.
     fn step(&self, i: usize, s: &mut Self::State, v: &Values, preds: &Preds);
+    /// Joins what `from` holds beyond what tells states apart (its `Eq`) into `into`, where two
+    /// paths meet; true when `into` grew.
+    fn absorb(&self, into: &mut Self::State, from: &Self::State) -> bool;
+}
+
+/// Instructions outstanding on a path (stores not fenced, inits not published): paths are told
+/// apart by whether there are any, and where they meet the sets are joined.
+#[derive(Debug, Clone, Default)]
+pub struct Outstanding(pub std::collections::BTreeSet<usize>);
+
+impl PartialEq for Outstanding {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.is_empty() == o.0.is_empty()
+    }
+}
+
+impl Eq for Outstanding {}
+
+impl std::hash::Hash for Outstanding {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.is_empty().hash(h);
+    }
+}
+
+impl Outstanding {
+    /// Adds `o`'s members; true when something was new.
+    pub fn absorb(&mut self, o: &Outstanding) -> bool {
+        let n = self.0.len();
+        self.0.extend(o.0.iter().copied());
+        self.0.len() != n
+    }
 }
 
 /// What an instruction is to a protocol.
@@ -249,7 +280,9 @@ pub fn run<P: Protocol>(
                     let key = (p, s.clone());
                     match index[to].get(&key) {
                         Some(&k) => {
-                            if entries[to][k].values.join(&v, to as u32) {
+                            let e = &mut entries[to][k];
+                            let grew = check.absorb(&mut e.state, &s);
+                            if e.values.join(&v, to as u32) | grew {
                                 entries[to][k].dirty = true;
                                 work.insert(to);
                             }

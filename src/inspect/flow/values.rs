@@ -133,6 +133,36 @@ impl Values {
         }
     }
 
+    /// The range of a thread index on this path: its bounds narrowed by the comparisons the path
+    /// took (`tid.x < 256` on the side of a branch).
+    pub fn thread_range(&self, s: Sym, info: &dyn SymInfo) -> Option<(i64, i64)> {
+        let (mut lo, mut hi) = info.range(s)?;
+        for f in self.facts.iter() {
+            let Some(d) = f.a.sub(&f.b) else { continue };
+            let [(t, c @ (1 | -1))] = d.terms() else {
+                continue;
+            };
+            // c * s + k rel 0, i.e. s rel' -k / c
+            let (rel, bound) = if *c == 1 {
+                (f.rel, -d.k)
+            } else {
+                (f.rel.swap(), d.k)
+            };
+            if *t != s || (f.unsigned && (lo < 0 || bound < 0)) {
+                continue;
+            }
+            match rel {
+                Rel::Eq => (lo, hi) = (lo.max(bound), hi.min(bound)),
+                Rel::Lt => hi = hi.min(bound - 1),
+                Rel::Le => hi = hi.min(bound),
+                Rel::Gt => lo = lo.max(bound + 1),
+                Rel::Ge => lo = lo.max(bound),
+                Rel::Ne => {}
+            }
+        }
+        (lo <= hi).then_some((lo, hi))
+    }
+
     /// The interval a form takes on this path, every thread index over its range.
     pub fn span(&self, l: &Lin, info: &dyn SymInfo) -> Option<(i64, i64)> {
         lin::interval(l, |s| self.range(s, info))
