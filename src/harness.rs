@@ -2,12 +2,12 @@
 //! occupancy, SASS evidence) and runs them on device data with every fault checked.
 
 use crate::check::compare;
+use crate::evidence::resources::{Resources, SmLimits, occupancy};
+use crate::evidence::sass::{self, SassEvidence};
 use crate::gpu::{self, DevBuf, Gpu, Kernel};
 use crate::kernels::{self, Built};
-use crate::mechanism::Ctl;
-use crate::resources::{Resources, SmLimits, occupancy};
-use crate::sass::{self, SassEvidence};
-use crate::variant::{BuildConfig, Control, Variant};
+use crate::pipeline::Ctl;
+use crate::pipeline::{BuildConfig, Control, Variant};
 use crate::workload::rows::{self, RowParams};
 use crate::workload::{HostData, View, Workload};
 use crate::{Error, Result, dtype::DType};
@@ -80,7 +80,7 @@ impl Harness {
             return Ok(SassEvidence {
                 tool: None,
                 census: None,
-                attestation: crate::sass::Attestation::Unverified {
+                attestation: crate::evidence::sass::Attestation::Unverified {
                     reason: "instrumented build: see the clean build's evidence".into(),
                 },
                 excerpt: None,
@@ -137,7 +137,7 @@ impl Harness {
     /// kernels do: with no pipeline to keep filled, the block scheduler starting a fresh block the
     /// moment a row finishes keeps more loads in flight than a block walking tiles in turn.
     pub fn persistent_grid(&self, p: &Prepared, ntiles: usize) -> u32 {
-        if p.variant.mechanism == crate::mechanism::Mechanism::Direct {
+        if p.variant.mechanism == crate::pipeline::Mechanism::Direct {
             return (ntiles as u32).max(1);
         }
         let resident = p.resources.driver_blocks_per_sm.max(1) * self.info().sm_count;
@@ -353,7 +353,7 @@ fn params_on(
         ntiles: tiles(view, p.cfg.tile_rows) as i32,
         ..RowParams::default()
     };
-    if p.variant.mechanism == crate::variant::Mechanism::Tma {
+    if p.variant.mechanism == crate::pipeline::Mechanism::Tma {
         let wrong = (p.variant.control == Some(Control::WrongStride))
             .then(|| view.row_stride as u64 * es - 16);
         let spec = rows::row_map(view, dtype, p.cfg.tile_rows, gpu.ptr(x), wrong)

@@ -4,8 +4,8 @@
 use crate::Result;
 use crate::arch::Arch;
 use crate::gpu::{cache, nvrtc};
+use crate::pipeline::{BuildConfig, Variant};
 use crate::toolchain::Toolchain;
-use crate::variant::{BuildConfig, Variant};
 use crate::workload::{KernelSource, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -423,7 +423,7 @@ fn model_skips_a_record_it_cannot_take_and_says_why() {
 
 #[test]
 fn readme_and_errors_state_the_architectures_the_code_enforces() {
-    use tilepipe::mechanism::Mechanism;
+    use tilepipe::pipeline::Mechanism;
     let readme = std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR")))
         .unwrap()
         .split_whitespace()

@@ -2,9 +2,9 @@
 //! tests/fixtures/seam-{before,after}.json), and on copies of them edited to show each rule firing.
 
 use tilepipe::bench::stats::Summary;
+use tilepipe::evidence::sass::Attestation;
 use tilepipe::report::compare::{Change, Comparison, Verdict, compare, render};
 use tilepipe::report::{RunResults, Status};
-use tilepipe::sass::Attestation;
 
 fn fixture(name: &str) -> RunResults {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -9,11 +9,11 @@ mod common;
 use rayon::prelude::*;
 use tilepipe::arch::Arch;
 use tilepipe::dtype::DType;
+use tilepipe::evidence::sass;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::kernels;
-use tilepipe::sass;
+use tilepipe::pipeline::{BuildConfig, Variant};
 use tilepipe::toolchain::Toolchain;
-use tilepipe::variant::{BuildConfig, Variant};
 
 #[test]
 fn every_build_compiles_and_attests() {
@@ -72,7 +72,7 @@ fn every_build_of(w: &dyn tilepipe::workload::Workload, tc: &Toolchain, nvrtc: &
             let entry = w.kernel().entry;
             let ev = sass::examine(&built.cubin, tc, entry, v.claim()).unwrap();
             assert!(
-                v.claim() == tilepipe::variant::Claim::AnyAsync || ev.attestation.is_attested(),
+                v.claim() == tilepipe::pipeline::Claim::AnyAsync || ev.attestation.is_attested(),
                 "{} {cfg:?} {arch}: {}",
                 v.name,
                 ev.attestation.label()

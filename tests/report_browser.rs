@@ -11,9 +11,9 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tilepipe::evidence::sass::{EXCERPT_LINES, bounded_excerpt};
 use tilepipe::report::gemm::GemmRun;
 use tilepipe::report::{RunResults, compare, html};
-use tilepipe::sass::{EXCERPT_LINES, bounded_excerpt};
 
 /// Collects errors from the first moment: uncaught ones and console.error.
 const CAPTURE: &str = "<script>window.__errors=[];\

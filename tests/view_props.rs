@@ -5,7 +5,7 @@
 use proptest::prelude::*;
 use tilepipe::dtype::DType;
 use tilepipe::meminfo;
-use tilepipe::variant::BuildConfig;
+use tilepipe::pipeline::BuildConfig;
 use tilepipe::workload::View;
 
 /// Sizes that sit on the edges: 0, 1, i32::MAX, powers of two either side of overflow, MAX.

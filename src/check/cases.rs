@@ -184,7 +184,7 @@ mod tests {
     fn cases_cover_the_edges() {
         for dt in DType::ALL {
             for h in SUITE_HIDDEN {
-                let tr = crate::variant::BuildConfig::default_tile_rows(h, dt);
+                let tr = crate::pipeline::BuildConfig::default_tile_rows(h, dt);
                 let cases = suite_cases(h, dt, tr, 1).unwrap();
                 let tiles = |c: &Case| c.view.tokens.div_ceil(tr);
                 assert!(

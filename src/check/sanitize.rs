@@ -5,7 +5,7 @@
 pub use super::outcome::Finding;
 use super::outcome::SuiteReport;
 use crate::harness::Harness;
-use crate::variant::Variant;
+use crate::pipeline::Variant;
 use crate::{Error, Result};
 use std::path::Path;
 use std::process::Command;

@@ -7,11 +7,11 @@ use super::cases::{self, Case};
 pub use super::outcome::{ControlRuns, SuiteReport, TestResult};
 use super::probe_runs::{Process, Tally};
 use crate::dtype::DType;
+use crate::evidence::sass::Attestation;
 use crate::harness::Harness;
+use crate::pipeline::{BuildConfig, Claim, STRESS_BOTH, Variant};
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
-use crate::sass::Attestation;
-use crate::variant::{BuildConfig, Claim, STRESS_BOTH, Variant};
 use crate::{Error, Result};
 
 #[derive(Debug, Clone)]
@@ -236,12 +236,12 @@ fn evidence_tests(h: &Harness, report: &mut SuiteReport, ready: &[Ready], tag: &
                 res.driver_blocks_per_sm
             ),
         );
-        let kernel = crate::sass::parse::parse(&p.sass.listing)
+        let kernel = crate::evidence::sass::parse::parse(&p.sass.listing)
             .into_iter()
             .find(|f| f.name == h.workload.kernel().entry);
         if let Some(verdict) = kernel
             .as_ref()
-            .and_then(crate::sass::protocol::init_published)
+            .and_then(crate::evidence::sass::protocol::init_published)
         {
             let passed = verdict.is_ok();
             report.record(

@@ -7,8 +7,8 @@ use tilepipe::dtype::DType;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::harness::{Engine, Harness};
 use tilepipe::meminfo;
+use tilepipe::pipeline::{BuildConfig, Variant};
 use tilepipe::progress::Progress;
-use tilepipe::variant::{BuildConfig, Variant};
 use tilepipe::workload::gemm::Layout;
 use tilepipe::workload::{self, View, Workload};
 

@@ -11,7 +11,7 @@ use tilepipe::check::suite::{SuiteOptions, run_suite};
 use tilepipe::dtype::DType;
 use tilepipe::fsio;
 use tilepipe::gemm::suite::GemmSuiteOptions;
-use tilepipe::variant::{BuildConfig, Variant};
+use tilepipe::pipeline::{BuildConfig, Variant};
 use tilepipe::workload::View;
 use tilepipe::workload::gemm::Layout;
 

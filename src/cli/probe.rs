@@ -4,7 +4,7 @@ use super::args::{GpuArgs, ProblemArgs, with_controls};
 use super::print;
 use clap::Args;
 use std::process::ExitCode;
-use tilepipe::variant::Variant;
+use tilepipe::pipeline::Variant;
 
 #[derive(Args)]
 pub struct ProbeArgs {

@@ -7,9 +7,9 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::bench::{MAX_REPEATS, TimingOptions};
+use tilepipe::pipeline::Variant;
 use tilepipe::run::{ChildRun, RunOptions, run_isolated};
 use tilepipe::timeline::capture::{TimelineOptions, capture};
-use tilepipe::variant::Variant;
 use tilepipe::{fsio, report};
 
 #[derive(Args)]

@@ -31,18 +31,18 @@ pub struct SassArgs {
 }
 
 pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
-    let ev = tilepipe::sass::inspect(
+    let ev = tilepipe::evidence::sass::inspect(
         a.gpu.workload.rows()?,
         &a.variant,
         a.arch,
-        tilepipe::variant::BuildConfig::checked(a.dtype, a.hidden, a.tile_rows)?,
+        tilepipe::pipeline::BuildConfig::checked(a.dtype, a.hidden, a.tile_rows)?,
         a.gpu.cache(),
         a.gpu.device,
     )?;
     ev.warnings.iter().for_each(|w| print::notice(w));
     print::sass(
         &ev.header,
-        &tilepipe::sass::excerpt(&ev.evidence.listing, a.context),
+        &tilepipe::evidence::sass::excerpt(&ev.evidence.listing, a.context),
     );
     if let Some(path) = &a.listing {
         tilepipe::fsio::write_atomic(path, ev.evidence.listing.as_bytes())?;

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::fsio;
 use tilepipe::harness::Harness;
+use tilepipe::pipeline::{BuildConfig, Variant};
 use tilepipe::timeline::{
     self, TimelineResult,
     capture::{TimelineOptions, capture},
 };
-use tilepipe::variant::{BuildConfig, Variant};
 
 #[derive(Args)]
 pub struct TimelineArgs {

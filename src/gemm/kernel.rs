@@ -3,13 +3,13 @@
 
 use crate::Result;
 use crate::dtype::DType;
+use crate::evidence::resources::{Resources, SmLimits, occupancy};
+use crate::evidence::sass::ptxas::wgmma_serialised;
+use crate::evidence::sass::{self, Attestation, SassEvidence};
 use crate::gpu::{DevBuf, Gpu, Kernel, encode_tensor_map};
 use crate::harness::{Engine, HANG_LIMIT, WAIT_TIMEOUT_NS, check_status};
 use crate::kernels::{self, Built};
-use crate::mechanism::{Ctl, Mechanism};
-use crate::resources::{Resources, SmLimits, occupancy};
-use crate::sass::ptxas::wgmma_serialised;
-use crate::sass::{self, Attestation, SassEvidence};
+use crate::pipeline::{Ctl, Mechanism};
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::{GemmParams, Inputs, tensor_maps};
 use crate::workload::gemm::evidence::math_attestation;

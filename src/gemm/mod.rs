@@ -12,9 +12,9 @@ pub mod timeline;
 
 use crate::bench::{TimingOptions, time_with};
 use crate::harness::Engine;
+use crate::pipeline::{Mechanism, STRESS_BOTH};
 use crate::report::Status;
 use crate::report::gemm::{CaseVerdicts, GemmResult, GemmRun, tflops};
-use crate::variant::{Mechanism, STRESS_BOTH};
 use crate::workload::gemm::Problem;
 use crate::workload::gemm::catalogue::GemmVariant;
 use crate::workload::gemm::data::Inputs;
@@ -142,7 +142,10 @@ fn prepare(
                             Status::Failed,
                             format!("SASS: {}", k.sass.attestation.label()),
                         );
-                    } else if let crate::sass::Attestation::Mismatch { claimed, emitted } = &k.math
+                    } else if let crate::evidence::sass::Attestation::Mismatch {
+                        claimed,
+                        emitted,
+                    } = &k.math
                     {
                         results[i].fail(
                             Status::Failed,

@@ -19,7 +19,7 @@
 
 use super::flow::{Cfg, conditional};
 use super::listing::Kernel;
-use crate::sass::parse::Instruction;
+use crate::evidence::sass::parse::Instruction;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 

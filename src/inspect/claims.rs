@@ -1,7 +1,7 @@
 //! What a kernel claims (given with --claim, or read from its name and from the source lines its
 //! SASS came from) and whether the census attests it: "claimed X, emitted Y".
 
-use crate::sass::Census;
+use crate::evidence::sass::Census;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
@@ -283,7 +283,7 @@ pub fn movement(c: &Census) -> String {
         ));
     }
     for form in c.opcodes.keys().filter(|k| k.starts_with("LDGSTS")) {
-        let bytes = crate::sass::census::access_width(form);
+        let bytes = crate::evidence::sass::census::access_width(form);
         let cache = if form.contains(".BYPASS") {
             ".cg, L2 only"
         } else {

@@ -10,7 +10,7 @@
 //! and are left out.
 
 use super::listing::Kernel;
-use crate::sass::parse::Instruction;
+use crate::evidence::sass::parse::Instruction;
 use std::collections::{BTreeSet, HashMap};
 
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ pub mod listing;
 pub mod render;
 pub mod usage;
 
-use crate::sass::Census;
+use crate::evidence::sass::Census;
 use crate::toolchain::Toolchain;
 use crate::{Error, Result};
 use checks::{Check, Status};
@@ -196,7 +196,7 @@ fn claims_of(k: &Kernel, census: &Census, req: &Request, lines: &mut Lines) -> V
 /// A wgmma claim that ptxas serialised in this kernel (its compile log says so) is not the claim
 /// a user makes: the MMAs wait for each other.
 fn serialised(mut claims: Vec<Verdict>, log: &str, function: &str) -> Vec<Verdict> {
-    if let Some(warning) = crate::sass::ptxas::wgmma_serialised(log, Some(function)) {
+    if let Some(warning) = crate::evidence::sass::ptxas::wgmma_serialised(log, Some(function)) {
         for v in claims
             .iter_mut()
             .filter(|v| v.stated.claim == Claim::Wgmma && v.attested)

@@ -14,11 +14,11 @@
 use super::Status;
 pub use super::peer::Peer;
 use crate::bench::stats::{Repeat, Timing};
+use crate::evidence::resources::Resources;
+use crate::evidence::sass::{Attestation, SassEvidence};
 use crate::gpu::DeviceInfo;
-use crate::resources::Resources;
-use crate::sass::{Attestation, SassEvidence};
+use crate::pipeline::{Control, Mechanism};
 use crate::toolchain::Toolchain;
-use crate::variant::{Control, Mechanism};
 use crate::workload::gemm::Problem;
 use crate::workload::gemm::catalogue::Tile;
 use crate::workload::gemm::reference::Verdict;

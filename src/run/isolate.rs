@@ -33,7 +33,7 @@ pub fn run_isolated(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
         .results
         .variants
         .iter()
-        .find(|r| &r.name == variant && r.mechanism != crate::mechanism::Mechanism::Sync)
+        .find(|r| &r.name == variant && r.mechanism != crate::pipeline::Mechanism::Sync)
         .cloned()
     else {
         return Ok(outcome); // the baseline faulted: nothing can be compared against it
@@ -80,7 +80,7 @@ fn merge(
     variants: &mut Vec<VariantResult>,
     notes: &mut Vec<String>,
     faulted: Vec<VariantResult>,
-    order: &[crate::variant::Variant],
+    order: &[crate::pipeline::Variant],
 ) {
     let pos = |name: &str| {
         order
@@ -101,8 +101,8 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pipeline::{BuildConfig, Variant};
     use crate::report::Status;
-    use crate::variant::{BuildConfig, Variant};
 
     #[test]
     fn faulting_variants_go_back_in_selection_order_with_a_note() {

@@ -7,8 +7,8 @@ use crate::check::cases::{self, Case};
 use crate::dtype::DType;
 use crate::harness::{Harness, rotation_sets, tiles};
 use crate::peers::TorchRequest;
+use crate::pipeline::{BuildConfig, STRESS_BOTH, Variant};
 use crate::report::{Perf, RunResults, SCHEMA_VERSION, Status, VariantResult, Workload};
-use crate::variant::{BuildConfig, STRESS_BOTH, Variant};
 use crate::workload::View;
 use crate::{Error, Result};
 
@@ -90,7 +90,7 @@ pub fn run(h: &Harness, o: &RunOptions) -> Result<RunOutcome> {
     };
     if let Some(b) = results
         .iter()
-        .find(|r| r.mechanism == crate::variant::Mechanism::Sync)
+        .find(|r| r.mechanism == crate::pipeline::Mechanism::Sync)
         && b.status == Status::Skipped
     {
         return Err(Error::Unsupported {

@@ -4,8 +4,8 @@ use crate::Result;
 use crate::check::cases::{Case, Grid};
 use crate::harness::{self, Harness, Prepared, tiles};
 use crate::kernels::Built;
+use crate::pipeline::{BuildConfig, Variant};
 use crate::report::{BuildRecord, CacheRecord, Status, VariantResult};
-use crate::variant::{BuildConfig, Variant};
 use crate::workload::View;
 use rayon::prelude::*;
 
@@ -92,7 +92,7 @@ pub fn prepare_all(
             .collect::<Vec<_>>(),
     );
     // disassembly runs a tool per build: in parallel
-    let evidence: Vec<Option<Result<crate::sass::SassEvidence>>> = jobs
+    let evidence: Vec<Option<Result<crate::evidence::sass::SassEvidence>>> = jobs
         .par_iter()
         .zip(&builds)
         .map(|((_, v, cfg), b)| b.as_ref().ok().map(|b| h.evidence(v, cfg, b)))

@@ -3,7 +3,7 @@
 use crate::dtype::DType;
 use crate::harness::tiles;
 use crate::harness::{self, DeviceData, Harness};
-use crate::variant::{BuildConfig, Variant};
+use crate::pipeline::{BuildConfig, Variant};
 use crate::workload::{HostData, View};
 use crate::{Error, Result};
 

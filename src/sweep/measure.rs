@@ -5,9 +5,9 @@ use super::{PointId, Provenance, Record, SweepOptions, append, key, resume};
 use crate::bench;
 use crate::check::cases;
 use crate::harness::{DeviceData, Harness, tiles};
+use crate::pipeline::{BuildConfig, Mechanism, Variant};
 use crate::report::{Status, VariantResult};
 use crate::run::{Ready, case_seed, prepare_all, validate_case};
-use crate::variant::{BuildConfig, Mechanism, Variant};
 use crate::workload::View;
 use crate::{Error, Result};
 

@@ -13,7 +13,7 @@ pub use store::{Loaded, Resumed, Skipped, append, measured, read, resume};
 
 use crate::bench::{TimingOptions, stats::Timing};
 use crate::dtype::DType;
-use crate::variant::{Mechanism, Variant};
+use crate::pipeline::{Mechanism, Variant};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
@@ -157,7 +157,7 @@ impl SweepSpec {
     /// The tile heights swept at `dtype`: the axis's, or the default height.
     pub fn heights(&self, hidden: usize, dtype: DType) -> Vec<usize> {
         if self.tile_rows.is_empty() {
-            vec![crate::variant::BuildConfig::default_tile_rows(
+            vec![crate::pipeline::BuildConfig::default_tile_rows(
                 hidden, dtype,
             )]
         } else {

@@ -52,9 +52,9 @@ impl Shard {
 /// The variants worker `w` of `sweep --devices` measures: every count-th from its index, so each
 /// GPU measures whole variants (and worker 0 the baseline's compute-only probe too).
 pub fn workers_variants(
-    variants: Vec<crate::variant::Variant>,
+    variants: Vec<crate::pipeline::Variant>,
     w: Option<Shard>,
-) -> Vec<crate::variant::Variant> {
+) -> Vec<crate::pipeline::Variant> {
     variants
         .into_iter()
         .enumerate()
@@ -67,7 +67,7 @@ pub fn workers_variants(
 pub fn points(spec: &SweepSpec, hidden: usize) -> Vec<String> {
     let mut out = Vec::new();
     let variants = spec.variants();
-    let baseline = crate::variant::Variant::catalogue().remove(0);
+    let baseline = crate::pipeline::Variant::catalogue().remove(0);
     for &dtype in &spec.dtypes {
         for tile_rows in spec.heights(hidden, dtype) {
             let mut sets = vec![(0, variants.clone())];

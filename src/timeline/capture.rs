@@ -6,9 +6,9 @@ use super::{TIMING, decode, overlap, trace_buffer};
 use crate::bench;
 use crate::dtype::DType;
 use crate::harness::{self, DeviceData, Harness, tiles};
+use crate::pipeline::{BuildConfig, Variant};
 use crate::report::Status;
 use crate::run::prepare_all;
-use crate::variant::{BuildConfig, Variant};
 use crate::workload::{HostData, View};
 use crate::{Error, Result};
 

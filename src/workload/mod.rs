@@ -15,7 +15,7 @@ pub use rows::HostData;
 pub use view::View;
 
 use crate::dtype::{DType, Tolerance};
-use crate::variant::{BuildConfig, Variant};
+use crate::pipeline::{BuildConfig, Variant};
 use crate::{Error, Result};
 
 /// A kernel source embedded in the binary and the entry point it defines (NVRTC names the source

@@ -270,7 +270,7 @@ fn side(v: &VariantResult) -> Side {
     }
 }
 
-fn figures(r: &crate::resources::Resources) -> Figures {
+fn figures(r: &crate::evidence::resources::Resources) -> Figures {
     Figures {
         registers: r.function.registers,
         smem_bytes: r.function.static_smem + r.dynamic_smem,

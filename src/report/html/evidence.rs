@@ -1,8 +1,8 @@
 //! One variant's evidence in report.html: resources and occupancy with its limiter, the
 //! attestation, the completion protocol, the build, and a collapsed excerpt of its SASS.
 
+use crate::evidence::sass::{Attestation, SassEvidence};
 use crate::report::VariantResult;
-use crate::sass::{Attestation, SassEvidence};
 use maud::{Markup, html};
 
 /// The movement and synchronisation classes whose forms the census lists.

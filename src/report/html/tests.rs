@@ -1,6 +1,6 @@
 use super::*;
 use crate::clocks::{ClockSample, ClockTrace};
-use crate::sass::{EXCERPT_LINES, bounded_excerpt};
+use crate::evidence::sass::{EXCERPT_LINES, bounded_excerpt};
 
 fn fixture(name: &str) -> RunResults {
     RunResults::read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap()

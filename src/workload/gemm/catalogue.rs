@@ -4,7 +4,7 @@
 
 use super::{Layout, Problem};
 use crate::dtype::DType;
-use crate::variant::{BuildConfig, Claim, Control, McaForm, Mechanism, Variant};
+use crate::pipeline::{BuildConfig, Claim, Control, McaForm, Mechanism, Variant};
 use serde::{Deserialize, Serialize};
 
 /// A block tile: BM x BN outputs, BK-wide K slices, WARPS_M x WARPS_N warps, and the blocks per SM

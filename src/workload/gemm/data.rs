@@ -5,7 +5,7 @@ use super::catalogue::Tile;
 use super::{Layout, Problem};
 use crate::dtype::DType;
 use crate::gpu::{L2Promotion, OobFill, Swizzle, TensorMapSpec};
-use crate::mechanism::{Control, Ctl};
+use crate::pipeline::{Control, Ctl};
 use bytemuck::{Pod, Zeroable};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;

@@ -3,7 +3,7 @@
 //! per block or persistent blocks; and the controls that break its ring.
 
 use super::catalogue::{GemmVariant, Tile};
-use crate::variant::{Control, Mechanism, Variant};
+use crate::pipeline::{Control, Mechanism, Variant};
 
 impl Tile {
     /// The Hopper tiles (16-bit, 64-wide K slices of 128-byte swizzled rows as TMA lands them):

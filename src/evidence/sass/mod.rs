@@ -10,8 +10,8 @@ pub mod ptxas;
 pub use attest::{Attestation, attest};
 pub use census::Census;
 
+use crate::pipeline::Claim;
 use crate::toolchain::Toolchain;
-use crate::variant::Claim;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::process::Command;
@@ -210,11 +210,11 @@ pub fn inspect(
     w: &dyn crate::workload::Workload,
     name: &str,
     arch: Option<crate::arch::Arch>,
-    run_cfg: crate::variant::BuildConfig,
+    run_cfg: crate::pipeline::BuildConfig,
     cache: crate::gpu::cache::Cache,
     device: usize,
 ) -> Result<Inspection> {
-    use crate::variant::Variant;
+    use crate::pipeline::Variant;
     let (dtype, hidden) = (run_cfg.dtype, run_cfg.hidden);
     let all: Vec<Variant> = w.catalogue().into_iter().chain(w.controls()).collect();
     let variant = all

@@ -1,7 +1,7 @@
 //! Attestation: does the SASS show the mechanism a variant claims?
 
 use super::census::Census;
-use crate::variant::Claim;
+use crate::pipeline::Claim;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

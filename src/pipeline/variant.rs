@@ -5,10 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-mod config;
-
-pub use crate::mechanism::{Claim, Control, McaForm, Mechanism};
-pub use config::{BuildConfig, STRESS_BOTH};
+use super::{BuildConfig, Claim, Control, McaForm, Mechanism};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Variant {
