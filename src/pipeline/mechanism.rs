@@ -75,6 +75,22 @@ impl Mechanism {
     pub fn uses_mbarrier_ring(self) -> bool {
         matches!(self, Mechanism::Bulk | Mechanism::Tma)
     }
+
+    /// What the SASS must show of a pipeline of this mechanism copying `copy_bytes` per
+    /// instruction (L1-bypassing where `bypass`).
+    pub fn claim(self, copy_bytes: u32, bypass: bool) -> Claim {
+        match self {
+            Mechanism::Sync | Mechanism::Regprefetch => Claim::Synchronous,
+            Mechanism::Cpasync => Claim::Ldgsts {
+                bytes: copy_bytes,
+                bypass,
+            },
+            Mechanism::MemcpyAsyncPipeline | Mechanism::MemcpyAsyncBarrier => Claim::AnyAsync,
+            Mechanism::Bulk => Claim::BulkCopy,
+            Mechanism::Tma => Claim::TensorCopy,
+            Mechanism::Direct => Claim::Direct,
+        }
+    }
 }
 
 /// How a cuda::memcpy_async call is spelled: the size and element type decide the lowering.

@@ -2,64 +2,39 @@
 //! single tile, strided and offset views, blocks that own no tile, random trip counts), at a
 //! given hidden size.
 
-use crate::dtype::DType;
-use crate::workload::View;
+use super::{RowProblem, View};
+use crate::workload::{Case, Grid};
 use crate::{Error, Result};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use serde::{Deserialize, Serialize};
 
-/// How many blocks a validation launch uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "blocks")]
-pub enum Grid {
-    /// As many as can be resident, never more than there are tiles (what timing uses).
-    Persistent,
-    /// A fixed count: small to make every block walk many tiles, or above the tile count to
-    /// leave blocks with no tile at all.
-    Fixed(u32),
-    /// Tile count plus this many blocks that own nothing.
-    Idle(u32),
+/// The problem `p` with another view.
+fn on(p: &RowProblem, view: View) -> RowProblem {
+    RowProblem { view, ..*p }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Case {
-    pub name: String,
-    pub view: View,
-    pub grid: Grid,
-}
-
-impl Case {
-    fn new(name: &str, view: View, grid: Grid) -> Case {
-        Case {
-            name: name.to_string(),
-            view,
-            grid,
-        }
-    }
-}
-
-/// The shapes `run` validates at the user's hidden size before timing, the user's own view first.
-pub fn run_cases(view: View, dtype: DType, tile_rows: usize) -> Result<Vec<Case>> {
-    let h = view.hidden;
+/// The shapes `run` validates at the user's hidden size before timing, the user's own view last
+/// (its validated buffers stay for timing).
+pub fn run_cases(p: &RowProblem) -> Result<Vec<Case<RowProblem>>> {
+    let (h, dtype, tile_rows) = (p.view.hidden, p.dtype, p.tile_rows);
     let pad = 64 / dtype.size(); // 64 bytes: keeps every copy width aligned
     Ok(vec![
-        Case::new("as given", view, Grid::Persistent),
         Case::new(
             "tail tile, 8 blocks",
-            View::new(tile_rows * 37 + 1, h, None, 0, None, dtype)?,
+            on(p, View::new(tile_rows * 37 + 1, h, None, 0, None, dtype)?),
             Grid::Fixed(8),
         ),
         Case::new(
             "fewer tiles than stages",
-            View::new(tile_rows + 1, h, None, 0, None, dtype)?,
+            on(p, View::new(tile_rows + 1, h, None, 0, None, dtype)?),
             Grid::Persistent,
         ),
         Case::new(
             "strided + offset view",
-            View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?,
+            on(p, View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?),
             Grid::Fixed(4),
         ),
+        Case::new("as given", *p, Grid::Persistent),
     ])
 }
 
@@ -75,13 +50,17 @@ pub const TRIP_COUNTS: usize = 3;
 /// track of its phase after some number of wraps, or drains wrongly for some remainder, shows
 /// there. At hidden 1544 in 16-bit types a row has 193 vectors for 256 threads, so warp 7 owns no
 /// data in any tile and still takes part in every barrier (divergent participation).
-pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize, seed: u64) -> Result<Vec<Case>> {
+pub fn suite_cases(group: &RowProblem, seed: u64) -> Result<Vec<Case<RowProblem>>> {
+    let (hidden, dtype, tile_rows) = (group.view.hidden, group.dtype, group.tile_rows);
     let pad = 64 / dtype.size();
     let v = |tokens: usize, stride: Option<usize>, offset: usize| {
-        View::new(tokens, hidden, stride, offset, None, dtype)
+        Ok::<_, Error>(on(
+            group,
+            View::new(tokens, hidden, stride, offset, None, dtype)?,
+        ))
     };
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x7121_C0DE ^ hidden as u64);
-    let mut trips: Vec<Case> = Vec::new();
+    let mut trips: Vec<Case<RowProblem>> = Vec::new();
     for _ in 0..TRIP_COUNTS {
         let k: usize = rng.random_range(1..=1000);
         // 2k - 1 tiles, the last one row: block 0 walks k tiles, block 1 walks k - 1
@@ -132,22 +111,21 @@ pub fn suite_cases(hidden: usize, dtype: DType, tile_rows: usize, seed: u64) -> 
 ///   and read.
 ///
 /// Small, so that K runs on fresh inputs are cheap.
-pub fn stress_cases(
-    hidden: usize,
-    dtype: DType,
-    tile_rows: usize,
-    sm_count: u32,
-) -> Result<Vec<Case>> {
+pub fn stress_cases(p: &RowProblem, sm_count: u32) -> Result<Vec<Case<RowProblem>>> {
+    let (hidden, dtype, tile_rows) = (p.view.hidden, p.dtype, p.tile_rows);
     let pad = 64 / dtype.size();
     let view = |tiles: usize| {
-        View::new(
-            tile_rows * tiles + 1,
-            hidden,
-            Some(hidden + pad),
-            pad,
-            None,
-            dtype,
-        )
+        Ok::<_, Error>(on(
+            p,
+            View::new(
+                tile_rows * tiles + 1,
+                hidden,
+                Some(hidden + pad),
+                pad,
+                None,
+                dtype,
+            )?,
+        ))
     };
     Ok(vec![
         Case::new(
@@ -179,16 +157,21 @@ pub fn parse_hidden(list: &str) -> Result<Vec<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+
+    fn group(h: usize, dt: DType, tile_rows: usize) -> RowProblem {
+        RowProblem::new(View::new(1, h, None, 0, None, dt).unwrap(), dt, Some(tile_rows))
+    }
 
     #[test]
     fn cases_cover_the_edges() {
         for dt in DType::ALL {
             for h in SUITE_HIDDEN {
-                let tr = crate::pipeline::BuildConfig::default_tile_rows(h, dt);
-                let cases = suite_cases(h, dt, tr, 1).unwrap();
-                let tiles = |c: &Case| c.view.tokens.div_ceil(tr);
+                let tr = super::super::BuildConfig::default_tile_rows(h, dt);
+                let cases = suite_cases(&group(h, dt, tr), 1).unwrap();
+                let tiles = |c: &Case<RowProblem>| c.problem.view.tokens.div_ceil(tr);
                 assert!(
-                    cases.iter().any(|c| c.view.tokens % tr != 0 || tr == 1),
+                    cases.iter().any(|c| c.problem.view.tokens % tr != 0 || tr == 1),
                     "a tail tile"
                 );
                 assert!(cases.iter().any(|c| tiles(c) == 1));
@@ -196,7 +179,7 @@ mod tests {
                 assert!(
                     cases
                         .iter()
-                        .any(|c| c.view.is_strided() && c.view.offset > 0)
+                        .any(|c| c.problem.view.is_strided() && c.problem.view.offset > 0)
                 );
                 assert!(cases.iter().any(|c| matches!(c.grid, Grid::Idle(_))));
                 assert!(
@@ -211,13 +194,13 @@ mod tests {
     #[test]
     fn trip_counts_are_random_from_one_to_a_thousand_and_seeded() {
         let trips = |seed| -> Vec<usize> {
-            suite_cases(4096, DType::Bf16, 2, seed)
+            suite_cases(&group(4096, DType::Bf16, 2), seed)
                 .unwrap()
                 .into_iter()
                 .filter(|c| c.name.starts_with("random trip count"))
                 .map(|c| {
                     assert_eq!(c.grid, Grid::Fixed(2));
-                    let tiles = c.view.tokens.div_ceil(2);
+                    let tiles = c.problem.view.tokens.div_ceil(2);
                     assert_eq!(tiles % 2, 1, "blocks walk k and k - 1 tiles");
                     tiles.div_ceil(2)
                 })
@@ -232,22 +215,24 @@ mod tests {
 
     #[test]
     fn stress_cases_are_strided_with_a_tail_and_one_loads_every_sm() {
-        let c = stress_cases(4096, DType::F16, 2, 132).unwrap();
+        let c = stress_cases(&group(4096, DType::F16, 2), 132).unwrap();
         assert_eq!(c.len(), 2);
         for case in &c {
-            assert!(case.view.is_strided() && case.view.offset > 0);
-            assert_eq!(case.view.tokens % 2, 1, "a tail tile");
+            let v = case.problem.view;
+            assert!(v.is_strided() && v.offset > 0);
+            assert_eq!(v.tokens % 2, 1, "a tail tile");
         }
         assert_eq!(c[0].grid, Grid::Fixed(4));
         assert_eq!(c[1].grid, Grid::Persistent);
-        assert!(c[1].view.tokens.div_ceil(2) > 4 * 132);
+        assert!(c[1].problem.view.tokens.div_ceil(2) > 4 * 132);
     }
 
     #[test]
-    fn run_cases_start_with_the_users_view() {
+    fn run_cases_end_with_the_users_view() {
         let v = View::new(1000, 4096, Some(4160), 64, None, DType::Bf16).unwrap();
-        let c = run_cases(v, DType::Bf16, 2).unwrap();
-        assert_eq!(c[0].view, v);
+        let p = RowProblem::new(v, DType::Bf16, Some(2));
+        let c = run_cases(&p).unwrap();
+        assert_eq!(c[3].problem, p);
         assert_eq!(c.len(), 4);
         assert_eq!(parse_hidden("4096, 1544").unwrap(), vec![4096, 1544]);
         assert!(parse_hidden("4k").unwrap_err().to_string().contains("'4k'"));

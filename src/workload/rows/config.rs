@@ -1,12 +1,10 @@
-//! The build configuration of a run: precision, row shape, tile height, threads and the
-//! instrumentation flags (stress, timeline, stage probes).
+//! The build configuration of a row variant in a run: precision, row shape, tile height, threads
+//! and what an instrumented build adds (stress, timeline, stage probes).
 
 use crate::dtype::DType;
+use crate::pipeline::Instrument;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
-
-/// Random sleeps in both producer and consumer (bits 1 and 2 of STRESS).
-pub const STRESS_BOTH: u32 = 3;
 
 /// The most shared memory one block can use on any GPU tilepipe knows (H100/H200: 227 KiB): one
 /// slot must fit in it, or no variant can build.
@@ -20,12 +18,7 @@ pub struct BuildConfig {
     pub tile_rows: usize,
     /// Threads that compute (the block, plus one producer warp when warp-specialised).
     pub consumers: u32,
-    /// Bit 1: random sleeps in the producer, bit 2: in the consumer.
-    pub stress: u32,
-    /// Tiles per sampled block that record a timeline (0: clean build).
-    pub trace_tiles: u32,
-    /// 0: the whole pipeline; 1: the copy stage alone; 2: the compute stage alone (model probes).
-    pub only: u32,
+    pub instrument: Instrument,
 }
 
 impl BuildConfig {
@@ -75,9 +68,7 @@ impl BuildConfig {
             hidden,
             tile_rows: tile_rows.unwrap_or_else(|| Self::default_tile_rows(hidden, dtype)),
             consumers: Self::DEFAULT_CONSUMERS,
-            stress: 0,
-            trace_tiles: 0,
-            only: 0,
+            instrument: Instrument::CLEAN,
         }
     }
 

@@ -1,38 +1,11 @@
-//! Output comparison. Pure functions over host buffers, so every rule is tested without a GPU.
+//! A row output judged: against the f64 reference row by row (per-precision bounds on the relative
+//! L2 error and on every element, NaN and unwritten elements never pass, wrong tiles located),
+//! and bit for bit against the sequential baseline's output on the same input. Pure functions
+//! over host buffers, so every rule is tested without a GPU.
 
-use crate::dtype::{DType, Tolerance};
-use crate::workload::HostData;
+use super::HostData;
+use crate::verdict::{SHOWN, Verdict, WrongElement, differing_elements};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
-
-/// How many wrong elements and tiles a verdict lists by coordinates.
-const SHOWN: usize = 8;
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct WrongElement {
-    pub row: usize,
-    pub col: usize,
-    pub got: f64,
-    pub expected: f64,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct Verdict {
-    pub passed: bool,
-    /// What the output was compared with.
-    pub checked_against: String,
-    pub rel_l2: Option<f64>,
-    pub max_abs_err: Option<f64>,
-    pub nan: usize,
-    pub unwritten: usize,
-    pub beyond_tolerance: usize,
-    /// Elements whose bits differ from the sequential baseline on the same input.
-    pub differs_from_baseline: Option<usize>,
-    pub wrong_tiles: usize,
-    pub first_wrong_tiles: Vec<usize>,
-    pub first_wrong: Vec<WrongElement>,
-    pub failure: Option<String>,
-}
 
 #[derive(Default)]
 struct Acc {
@@ -63,7 +36,8 @@ impl Acc {
 }
 
 /// Compares a dense [tokens x hidden] output with the f64 reference computed from `data`.
-pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdict {
+pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
+    let tile_rows = data.tile_rows;
     let (view, dt) = (data.view, data.dtype);
     let tol = data.tolerance();
     let h = view.hidden;
@@ -140,25 +114,10 @@ pub fn against_reference(out: &[u8], data: &HostData, tile_rows: usize) -> Verdi
     v
 }
 
-/// Number of elements whose bits differ between two outputs of the same shape.
-pub fn differing_elements(out: &[u8], baseline: &[u8], dtype: DType) -> usize {
-    let n = dtype.size();
-    out.par_chunks(n * 4096)
-        .zip(baseline.par_chunks(n * 4096))
-        .map(|(a, b)| a.chunks(n).zip(b.chunks(n)).filter(|(x, y)| x != y).count())
-        .sum()
-}
-
 /// Validates `out` given the baseline's output and verdict on the same input. A bit-identical
 /// output inherits the baseline's reference verdict; any other is checked against the reference
 /// in full and fails for differing from the baseline.
-pub fn against_baseline(
-    out: &[u8],
-    data: &HostData,
-    tile_rows: usize,
-    baseline: &[u8],
-    baseline_verdict: &Verdict,
-) -> Verdict {
+pub fn against_baseline(out: &[u8], data: &HostData, baseline: &[u8], baseline_verdict: &Verdict) -> Verdict {
     let differ = differing_elements(out, baseline, data.dtype);
     let mut v = if differ == 0 && baseline_verdict.passed {
         Verdict {
@@ -166,62 +125,18 @@ pub fn against_baseline(
             ..baseline_verdict.clone()
         }
     } else {
-        against_reference(out, data, tile_rows)
+        against_reference(out, data)
     };
     v.differs_from_baseline = Some(differ);
     v.conclude(data.tolerance());
     v
 }
 
-impl Verdict {
-    /// Sets `passed` and `failure` from the counts.
-    fn conclude(&mut self, tol: Tolerance) {
-        let mut why = Vec::new();
-        if self.unwritten > 0 {
-            why.push(format!("{} elements never written", self.unwritten));
-        }
-        if self.nan > 0 {
-            why.push(format!("{} NaN", self.nan));
-        }
-        if let Some(r) = self.rel_l2
-            && (r.is_nan() || r > tol.rel_l2)
-        {
-            why.push(format!("rel L2 error {r:.3e} > {:.0e}", tol.rel_l2));
-        }
-        if self.beyond_tolerance > 0 {
-            why.push(format!(
-                "{} elements beyond |err| <= {:.0e} + {:.0e}|ref| in {} tiles (first tiles {:?})",
-                self.beyond_tolerance, tol.atol, tol.rtol, self.wrong_tiles, self.first_wrong_tiles
-            ));
-        }
-        if let Some(d) = self.differs_from_baseline
-            && d > 0
-        {
-            why.push(format!("{d} elements differ from sync bit for bit"));
-        }
-        if let Some(w) = self.first_wrong.first() {
-            why.push(format!(
-                "first wrong: row {} col {} got {} expected {:.6}",
-                w.row, w.col, w.got, w.expected
-            ));
-        }
-        self.passed = self.unwritten == 0
-            && self.nan == 0
-            && self.rel_l2.is_some_and(|r| r <= tol.rel_l2)
-            && self.beyond_tolerance == 0
-            && self.differs_from_baseline.unwrap_or(0) == 0;
-        self.failure = if self.passed {
-            None
-        } else {
-            Some(why.join("; "))
-        };
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::View;
+    use crate::dtype::DType;
+    use crate::workload::rows::{RowProblem, View};
 
     fn reference_output(data: &HostData) -> Vec<u8> {
         let v = data.view;
@@ -238,7 +153,8 @@ mod tests {
 
     fn setup(dt: DType) -> (HostData, Vec<u8>) {
         let view = View::new(37, 64, Some(72), 8, None, dt).unwrap();
-        let data = HostData::generate(&crate::workload::rmsnorm::RmsNorm, view, dt, 11);
+        let p = RowProblem::new(view, dt, Some(4));
+        let data = HostData::generate(&crate::workload::rmsnorm::RmsNorm, &p, 11);
         let out = reference_output(&data);
         (data, out)
     }
@@ -247,7 +163,7 @@ mod tests {
     fn rounded_reference_passes_every_precision() {
         for dt in DType::ALL {
             let (data, out) = setup(dt);
-            let v = against_reference(&out, &data, 4);
+            let v = against_reference(&out, &data);
             assert!(v.passed, "{dt}: {:?}", v.failure);
             assert!(v.rel_l2.unwrap() < dt.tolerance().rel_l2);
         }
@@ -261,7 +177,7 @@ mod tests {
             let row_bytes = 64 * dt.size();
             let (src, dst) = (16 * row_bytes, 20 * row_bytes);
             out.copy_within(src..src + 4 * row_bytes, dst);
-            let v = against_reference(&out, &data, 4);
+            let v = against_reference(&out, &data);
             assert!(!v.passed, "{dt}: stale tile passed");
             assert_eq!(v.first_wrong_tiles, vec![5], "{dt}");
             assert_eq!(v.first_wrong[0].row, 20);
@@ -276,12 +192,12 @@ mod tests {
         let mut nan = Vec::new();
         DType::Bf16.push(f32::NAN, &mut nan);
         out[10..12].copy_from_slice(&nan[..2]);
-        let v = against_reference(&out, &data, 4);
+        let v = against_reference(&out, &data);
         assert!(!v.passed);
         assert_eq!(v.nan, 1);
         let (data, mut out) = setup(DType::F32);
         out[400..404].fill(DType::POISON_BYTE);
-        let v = against_reference(&out, &data, 4);
+        let v = against_reference(&out, &data);
         assert!(!v.passed);
         assert_eq!(v.unwritten, 1);
         assert_eq!(v.first_wrong[0].row, 1);
@@ -303,7 +219,7 @@ mod tests {
             let mut b = Vec::new();
             dt.push((ref_row[7] as f32) * scale + 0.01, &mut b);
             out[i * dt.size()..(i + 1) * dt.size()].copy_from_slice(&b);
-            let v = against_reference(&out, &data, 4);
+            let v = against_reference(&out, &data);
             assert!(!v.passed, "{dt}: drift passed");
             assert_eq!(v.beyond_tolerance, 1, "{dt}");
         }
@@ -312,15 +228,15 @@ mod tests {
     #[test]
     fn baseline_comparison_is_bit_exact() {
         let (data, out) = setup(DType::F16);
-        let base = against_reference(&out, &data, 4);
-        let same = against_baseline(&out, &data, 4, &out, &base);
+        let base = against_reference(&out, &data);
+        let same = against_baseline(&out, &data, &out, &base);
         assert!(same.passed);
         assert_eq!(same.differs_from_baseline, Some(0));
         assert!(same.checked_against.contains("bit-identical"));
         // flip the lowest mantissa bit of one element: within tolerance, but not the same arithmetic
         let mut other = out.clone();
         other[2 * 100] ^= 1;
-        let v = against_baseline(&other, &data, 4, &out, &base);
+        let v = against_baseline(&other, &data, &out, &base);
         assert!(!v.passed);
         assert_eq!(v.differs_from_baseline, Some(1));
         assert_eq!(v.beyond_tolerance, 0);
