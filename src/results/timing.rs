@@ -4,6 +4,7 @@
 use crate::clocks::ClockTrace;
 pub use crate::verdict::statistics::Summary;
 use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 /// Device time per launch (CUDA events, ms) and, labelled apart, how long the host spent
 /// submitting each launch (us). The two are never mixed.
@@ -23,6 +24,32 @@ pub struct Timing {
     /// NVML readings after the warm-up and after every batch (absent without NVML).
     #[serde(default)]
     pub clocks: Option<ClockTrace>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct TimingOptions {
+    pub warmup: usize,
+    pub min_repeats: usize,
+    pub max_repeats: usize,
+    /// Stop once the relative standard deviation of device times falls under this.
+    pub target_rel_stdev: f64,
+    /// Stop adding repeats (past min_repeats) after this long.
+    pub budget: Duration,
+}
+
+/// The most timed launches per variant: the timing loop stops there whatever else it is asked.
+pub const MAX_REPEATS: usize = 200;
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions {
+            warmup: 5,
+            min_repeats: 20,
+            max_repeats: MAX_REPEATS,
+            target_rel_stdev: 0.01,
+            budget: Duration::from_secs(3),
+        }
+    }
 }
 
 /// For a small problem, the fastest timed kernel against the copy of the problem's own size: the

@@ -17,7 +17,9 @@ use crate::evidence::sass::{Attestation, Census};
 use crate::gpu::{DevBuf, DeviceInfo, Gpu};
 use crate::peers::Subject;
 use crate::pipeline::{Ctl, Instrument, Variant};
-use crate::results::{Peer, Verdict};
+pub use crate::results::{Bound, Grid};
+use crate::results::Peer;
+use crate::verdict::Verdict;
 use crate::{Error, Result};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -39,29 +41,6 @@ pub struct KernelSource {
 pub struct Traffic {
     pub bytes: u64,
     pub flops: u64,
-}
-
-/// What bounds a workload's speed, and so what its variants are measured against: the device's
-/// own copy bandwidth (measured in the same run), or the vendor library on the same problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Bound {
-    Memory,
-    Compute,
-}
-
-/// How many blocks a validation launch uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind", content = "blocks")]
-pub enum Grid {
-    /// What timing uses: a block per tile, or as many as can be resident for a persistent
-    /// variant, never more than there are tiles.
-    Persistent,
-    /// A fixed count: small to make every block walk many tiles, or above the tile count to
-    /// leave blocks with no tile at all.
-    Fixed(u32),
-    /// Tile count plus this many blocks that own nothing.
-    Idle(u32),
 }
 
 /// One validation shape: a problem, and how many blocks walk it.
@@ -304,6 +283,10 @@ pub trait Workload: Send + Sync + 'static {
 
     /// The shapes `run` validates before timing, the user's problem last.
     fn run_cases(&self, p: &Self::Problem) -> Result<Vec<Case<Self::Problem>>>;
+    /// Runs of each stressed build in the suite, when a control gets `runs`.
+    fn stress_runs(&self, runs: usize) -> usize {
+        runs
+    }
     /// The shapes a variant is validated on again under stress (random sleeps).
     fn stress_cases(
         &self,
@@ -328,8 +311,11 @@ pub trait Workload: Send + Sync + 'static {
         gpu: &DeviceInfo,
     ) -> Result<(Vec<Case<Self::Problem>>, Instrument)>;
 
-    /// A vendor library to measure against and judge by, where the workload has one.
-    fn vendor(&self, _gpu: &Gpu) -> Option<std::result::Result<Box<dyn Vendor<Self::Buffers>>, String>> {
+    /// The small problem each variant is probed on once under compute-sanitizer, and its grid.
+    fn sanitize_case(&self) -> Result<Case<Self::Problem>>;
+    /// A vendor library to measure against and judge by, where the workload has one (its row,
+    /// skipped with the reason, where it cannot be loaded).
+    fn vendor(&self, _gpu: &Gpu) -> Option<std::result::Result<Box<dyn Vendor<Self::Buffers>>, Peer>> {
         None
     }
     /// The problem as torch sees it, with the inputs and (where one passed) the vendor's output.
@@ -373,7 +359,7 @@ macro_rules! workloads {
 }
 
 workloads! {
-    "rmsnorm" => rows::Rows(rmsnorm::RmsNorm),
-    "copy" => rows::Rows(copy::Copy),
+    "rmsnorm" => rows::Rows(&rmsnorm::RmsNorm),
+    "copy" => rows::Rows(&copy::Copy),
     "gemm" => gemm::Gemm,
 }

@@ -311,7 +311,10 @@ impl Workload for Rows {
     }
 
     fn suite_groups(&self, dtypes: &[DType], axis: Option<&str>) -> Result<Vec<(String, RowProblem)>> {
-        let hidden = cases::parse_hidden(axis.unwrap_or("4096,1544"))?;
+        let hidden = match axis {
+            Some(list) => cases::parse_hidden(list)?,
+            None => cases::SUITE_HIDDEN.to_vec(),
+        };
         let mut groups = Vec::new();
         for &dtype in dtypes {
             for &h in &hidden {
@@ -335,6 +338,16 @@ impl Workload for Rows {
         gpu: &DeviceInfo,
     ) -> Result<(Vec<Case<RowProblem>>, Instrument)> {
         Ok((cases::stress_cases(group, gpu.sm_count)?, Instrument::STRESSED))
+    }
+
+    /// 81 rows of 4096 bf16 on 4 blocks: every block walks many tiles, and racecheck stays quick.
+    fn sanitize_case(&self) -> Result<Case<RowProblem>> {
+        let view = View::new(81, 4096, None, 0, None, DType::Bf16)?;
+        Ok(Case::new(
+            "sanitizer",
+            RowProblem::new(view, DType::Bf16, None),
+            Grid::Fixed(4),
+        ))
     }
 
     fn peer_subject<'a>(

@@ -1,0 +1,41 @@
+//! Timelines of the named variants on one problem: those this GPU or the problem cannot take are
+//! left out with the reason, the rest traced (instrumented builds, timed apart from clean ones).
+
+use crate::engine::Engine;
+use crate::engine::trace::{TraceOptions, capture};
+use crate::pipeline::Variant;
+use crate::results::TimelineResult;
+use crate::workload::Workload;
+use crate::Result;
+
+/// The variants `names` picks (names or prefixes), fitted to `p`, and those this GPU or `p`
+/// cannot run, each with the reason.
+pub fn traceable<W: Workload>(
+    e: &Engine,
+    w: &W,
+    names: &str,
+    p: &W::Problem,
+) -> Result<(Vec<Variant<W::Shape>>, Vec<String>)> {
+    let all = Variant::select(w.catalogue(crate::workload::Problem::dtype(p)), Some(names))?;
+    let (mut ok, mut why) = (Vec::new(), Vec::new());
+    for v in all {
+        let f = w.fit(&v, &[p]);
+        match w.can_implement(&f, p, e.info()) {
+            Err(reason) => why.push(format!("{}: {reason}", v.name)),
+            Ok(()) => ok.push(f),
+        }
+    }
+    Ok((ok, why))
+}
+
+/// The timelines of `variants` on `p`.
+pub fn timeline<W: Workload>(
+    e: &Engine,
+    w: &W,
+    variants: &[Variant<W::Shape>],
+    p: &W::Problem,
+    seed: u64,
+    o: TraceOptions,
+) -> Result<Vec<TimelineResult>> {
+    capture(e, w, variants, p, seed, o)
+}
