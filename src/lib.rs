@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod meminfo;
 pub mod model;
 pub mod peers;
+pub mod render;
 pub mod pipeline;
 pub mod progress;
 pub mod queue_lab;

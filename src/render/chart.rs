@@ -1,8 +1,9 @@
-//! Bar charts of a run: achieved GB/s per timed variant (and peer) against the copy ceiling measured in the
-//! same run (row workloads), TFLOP/s against cuBLAS (GEMM), in the tables' order.
+//! Bar charts of a run, in the tables' order: achieved GB/s per timed variant (and peer) against
+//! the copy ceiling measured in the same run (a memory-bound workload), or TFLOP/s against the
+//! vendor library on the same problem (a compute-bound one).
 
-use super::RunResults;
-use crate::plot::{self, Frame};
+use super::plot::{self, Frame};
+use crate::results::{Bound, RunResults};
 use plotters::prelude::*;
 
 const BAR: RGBColor = RGBColor(52, 120, 200);
@@ -10,34 +11,58 @@ const BAR: RGBColor = RGBColor(52, 120, 200);
 const LEGEND_ROWS: usize = 3;
 
 pub const TITLE: &str = "Achieved bandwidth per variant (higher is better)";
+pub const TFLOPS_TITLE: &str = "TFLOP/s per variant (higher is better)";
 
-pub fn bandwidth(r: &RunResults) -> Result<String, String> {
+pub fn against_ceiling<P>(r: &RunResults<P>) -> Result<String, String> {
+    let figure = |p: &crate::results::Perf| match r.workload.bound {
+        Bound::Memory => Some(p.gbps),
+        Bound::Compute => p.tflops,
+    };
     let bars: Vec<(&str, f64)> = r
         .variants
         .iter()
         .filter(|v| v.control.is_none())
-        .filter_map(|v| v.perf.map(|p| (v.name.as_str(), p.gbps)))
+        .filter_map(|v| Some((v.name.as_str(), figure(v.perf.as_ref()?)?)))
         .chain(
             r.peers
                 .iter()
-                .filter_map(|p| p.perf.map(|f| (p.name.as_str(), f.gbps))),
+                .filter_map(|p| Some((p.name.as_str(), figure(p.perf.as_ref()?)?))),
         )
         .collect();
-    let line = r.ceiling.as_ref().filter(|c| c.gbps > 0.0).map(|c| {
-        (
-            c.gbps,
-            format!("copy ceiling: {} in this run, {:.0} GB/s", c.kernel, c.gbps),
-        )
-    });
-    bars_against(
-        &Bars {
-            title: TITLE,
-            x_desc: "GB/s: bytes moved (X read + Y written) / median device time",
-            bar_label: "achieved GB/s (median device time)",
-        },
-        &bars,
-        line,
-    )
+    match r.workload.bound {
+        Bound::Memory => {
+            let line = r.ceiling.as_ref().filter(|c| c.gbps > 0.0).map(|c| {
+                (
+                    c.gbps,
+                    format!("copy ceiling: {} in this run, {:.0} GB/s", c.kernel, c.gbps),
+                )
+            });
+            bars_against(
+                &Bars {
+                    title: TITLE,
+                    x_desc: "GB/s: bytes moved (read + written) / median device time",
+                    bar_label: "achieved GB/s (median device time)",
+                },
+                &bars,
+                line,
+            )
+        }
+        Bound::Compute => {
+            let line = r.vendor.as_ref().and_then(|v| {
+                let t = v.perf.as_ref()?.tflops?;
+                Some((t, format!("{} in this run, {t:.1} TFLOP/s", v.name)))
+            });
+            bars_against(
+                &Bars {
+                    title: TFLOPS_TITLE,
+                    x_desc: "TFLOP/s: floating-point operations / median device time",
+                    bar_label: "tilepipe variant (median device time)",
+                },
+                &bars,
+                line,
+            )
+        }
+    }
 }
 
 /// What a bar chart says around its bars.

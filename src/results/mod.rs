@@ -35,6 +35,8 @@
 //! - `repeat` (optional): {variant, first, second, agrees}: a reference measured again after all
 //!   the others, and whether the medians agree within the reported min..max spread
 //! - `peers[]` (`--peers torch`): other tools on the same problem, validated and timed alike
+//! - `ladder[]`: the workload's optimisation steps, each with its fastest variant {step, variant,
+//!   figure, unit}
 //! - `notes[]`: anything the run wants a reader to know
 
 pub mod check;
@@ -111,7 +113,22 @@ pub struct RunResults<P> {
     /// The same problem through other tools (`run --peers torch`), validated and timed alike.
     #[serde(default)]
     pub peers: Vec<Peer>,
+    /// The workload's ladder of optimisation steps, where it has one: each step's fastest
+    /// variant in this run.
+    #[serde(default)]
+    pub ladder: Vec<LadderStep>,
     pub notes: Vec<String>,
+}
+
+/// One step of a workload's ladder as a run measured it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LadderStep {
+    /// What the step adds over the one before.
+    pub step: String,
+    pub variant: String,
+    /// The run's metric for it (TFLOP/s, or GB/s for a memory-bound workload).
+    pub figure: f64,
+    pub unit: String,
 }
 
 /// The workload of a run as the reader sees it.

@@ -325,6 +325,14 @@ pub trait Workload: Send + Sync + 'static {
         x: &'a Self::Inputs,
         vendor: Option<&'a [u8]>,
     ) -> Box<dyn Subject + 'a>;
+    /// The workload's ladder of optimisation steps (what each adds over the one before), where it
+    /// has one, and the step a variant stands on.
+    fn ladder(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn ladder_step(&self, _v: &Variant<Self::Shape>) -> Option<usize> {
+        None
+    }
     /// A note every run of this workload carries about how it was timed, if any.
     fn timing_note(&self) -> Option<&'static str> {
         None

@@ -9,7 +9,9 @@ use crate::engine::validate::{CaseOutcome, Digest};
 use crate::engine::{Engine, Ready, isolate};
 use crate::pipeline::Mechanism;
 use crate::results::timing::{host_bound_note, sized_copy_note};
-use crate::results::{Bound, Grid, Perf, Repeat, RunResults, Status, VariantResult, gbps, tflops};
+use crate::results::{
+    Bound, Grid, LadderStep, Perf, Repeat, RunResults, Status, VariantResult, gbps, tflops,
+};
 use crate::workload::{Vendor, Workload};
 use crate::{Error, Result};
 use sha2::{Digest as _, Sha256};
@@ -88,6 +90,7 @@ pub fn measure<W: Workload>(
     }
     e.progress.done();
     speedups(w, b, results);
+    out.ladder = ladder(w, b, results);
     if let Some(python) = &o.torch_python {
         crate::interrupt::check()?;
         peers(e, w, o, &user, python, results, out);
@@ -190,6 +193,35 @@ fn speedups<W: Workload>(w: &W, b: &Builds<W>, results: &mut [VariantResult]) {
             p.speedup_vs_regprefetch = regprefetch.map(|s| s / ms);
         }
     }
+}
+
+/// The workload's ladder: per step the fastest timed variant standing on it.
+fn ladder<W: Workload>(w: &W, b: &Builds<W>, results: &[VariantResult]) -> Vec<LadderStep> {
+    let figure = |r: &VariantResult| -> Option<(f64, &'static str)> {
+        let p = r.perf.as_ref()?;
+        match w.bound() {
+            Bound::Compute => Some((p.tflops?, "TFLOP/s")),
+            Bound::Memory => Some((p.gbps, "GB/s")),
+        }
+    };
+    w.ladder()
+        .iter()
+        .enumerate()
+        .filter_map(|(step, what)| {
+            let (r, (f, unit)) = b
+                .clean
+                .iter()
+                .filter(|(_, r)| w.ladder_step(r.variant()) == Some(step))
+                .filter_map(|(i, _)| Some((&results[*i], figure(&results[*i])?)))
+                .max_by(|a, b| a.1.0.total_cmp(&b.1.0))?;
+            Some(LadderStep {
+                step: what.to_string(),
+                variant: r.name.clone(),
+                figure: f,
+                unit: unit.into(),
+            })
+        })
+        .collect()
 }
 
 /// The run's reference measured again after everything else: the vendor library where there is

@@ -133,6 +133,7 @@ pub fn run<W: Workload>(e: &Engine, w: &W, o: &RunOptions<W::Problem>) -> Result
         timelines: Vec::new(),
         repeat: None,
         peers: Vec::new(),
+        ladder: Vec::new(),
         notes: crate::engine::build::source_dir()
             .map(|d| crate::engine::sources_note(&d))
             .into_iter()

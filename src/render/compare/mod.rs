@@ -1,15 +1,13 @@
 //! Two runs side by side (`tilepipe compare BASE NEW`): per variant the ratio of device-time
 //! medians and a verdict that knows the noise, status, attestation and resource changes, and the
-//! runs' devices and copy ceilings. Pure: two `RunResults` in, one plain `Comparison` out, which
-//! every output format (render.rs) is drawn from.
+//! runs' devices and ceilings (the copy, or the vendor library: if it moved beyond its spread,
+//! the machine changed). Pure: two `RunResults` in, one plain `Comparison` out, which every output
+//! format (render.rs) is drawn from, whichever workload.
 
-mod gemm;
 pub mod render;
 
-pub use gemm::compare_gemm;
-
-use super::{RunResults, Status, VariantResult};
-use crate::bench::stats::Summary;
+use crate::results::{RunResults, Status, VariantResult};
+use crate::verdict::statistics::Summary;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,8 +168,8 @@ impl Comparison {
 
 /// Compares NEW against BASE; `threshold_pct` is how much slower than BASE a variant may get
 /// before it counts as a regression.
-pub fn compare(base: &RunResults, new: &RunResults, threshold_pct: f64) -> Comparison {
-    let sides = |r: &RunResults| -> Vec<(String, Side)> {
+pub fn compare<P>(base: &RunResults<P>, new: &RunResults<P>, threshold_pct: f64) -> Comparison {
+    let sides = |r: &RunResults<P>| -> Vec<(String, Side)> {
         r.variants
             .iter()
             .map(|v| (v.name.clone(), side(v)))
@@ -314,26 +312,16 @@ fn changes(base: &Side, new: &Side) -> Vec<Change> {
     out
 }
 
-fn problem(r: &RunResults) -> String {
-    let w = &r.workload;
-    format!(
-        "{} {} {}x{} (stride {}, offset {}), tile {} rows",
-        w.name,
-        w.dtype,
-        w.view.tokens,
-        w.view.hidden,
-        w.view.row_stride,
-        w.view.offset,
-        w.tile_rows
-    )
-}
-
-fn info(r: &RunResults) -> RunInfo {
+fn info<P>(r: &RunResults<P>) -> RunInfo {
+    let reference = r.vendor.as_ref().map(|c| match c.perf.as_ref().and_then(|p| p.tflops) {
+        Some(t) => format!("{} {} {t:.1} TFLOP/s", c.name, c.version.as_deref().unwrap_or("")),
+        None => format!("{} not timed ({})", c.name, c.status.label()),
+    });
     RunInfo {
         device: r.device.name.clone(),
         ceiling_gbps: r.ceiling.as_ref().map(|c| c.gbps),
-        reference: None,
-        workload: problem(r),
+        reference,
+        workload: format!("{} {}", r.workload.name, r.workload.problem),
         tilepipe_version: r.tilepipe_version.clone(),
         created_unix_s: r.created_unix_s,
     }
@@ -353,8 +341,8 @@ fn setting_warnings((base_gpu, new_gpu): (&str, &str), (bp, np): (&str, &str)) -
     w
 }
 
-fn warnings(base: &RunResults, new: &RunResults) -> Vec<String> {
-    let (bp, np) = (problem(base), problem(new));
+fn warnings<P>(base: &RunResults<P>, new: &RunResults<P>) -> Vec<String> {
+    let (bp, np) = (info(base).workload, info(new).workload);
     let mut w = setting_warnings((&base.device.name, &new.device.name), (&bp, &np));
     if let (Some(b), Some(n)) = (&base.ceiling, &new.ceiling)
         && !b.time.indistinguishable(&n.time)
@@ -362,6 +350,19 @@ fn warnings(base: &RunResults, new: &RunResults) -> Vec<String> {
         w.push(format!(
             "the copy ceiling moved beyond its spread ({:.0} -> {:.0} GB/s): the machine changed, not only the code",
             b.gbps, n.gbps
+        ));
+    }
+    let vendor = |r: &RunResults<P>| {
+        let v = r.vendor.as_ref()?;
+        Some((v.name.clone(), v.timing.as_ref()?.device, v.perf.as_ref()?.tflops))
+    };
+    if let (Some((name, b, bt)), Some((_, n, nt))) = (vendor(base), vendor(new))
+        && !b.indistinguishable(&n)
+    {
+        w.push(format!(
+            "{name} moved beyond its spread ({:.1} -> {:.1} TFLOP/s): the machine changed, not only the code",
+            bt.unwrap_or(0.0),
+            nt.unwrap_or(0.0)
         ));
     }
     w

@@ -2,8 +2,8 @@
 //! CSV and JSON (HTML: report::html::compare). Pure: each returns the text whole.
 
 use super::{Change, Comparison, RunInfo, Side, VariantChange};
-use crate::report::formats::{csv_doc, md_table};
-use crate::report::table;
+use crate::render::formats::{csv_doc, md_table};
+use crate::render::table;
 
 pub const HEADER: [&str; 7] = [
     "variant",

@@ -2,7 +2,7 @@
 //! run, or check.json.
 
 use super::{csv_doc, md_row, md_table, opt};
-use crate::check::outcome::{Finding, SuiteReport};
+use crate::results::{Finding, SuiteReport};
 
 /// The totals, the failures, the skips and the sanitizer's runs in view; every test in a
 /// collapsed block (a suite runs thousands).

@@ -1,17 +1,35 @@
-//! A run's results as a GitHub comment (markdown), one CSV row per variant, or results.json.
+//! A run's results as a GitHub comment (markdown), one CSV row per variant, or results.json,
+//! whichever workload.
 
 use super::{csv_doc, md_table, opt};
-use crate::bench::Timing;
-use crate::report::table::{
-    EVIDENCE_HEADER, PERFORMANCE_HEADER, PERFORMANCE_RIGHT, evidence_rows, performance_rows,
-    problems,
+use crate::render::table::{
+    EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, evidence_rows, ladder_rows,
+    performance_header, performance_rows, problems,
 };
-use crate::report::{Perf, RunResults};
+use crate::results::{Perf, RunResults, Timing};
+use serde::Serialize;
 
-/// The problem and its device in one line, the two tables, the timelines, then the problems and
+/// The run's subject in one line: the problem, what it moves and computes, the ceiling.
+pub fn subject<P>(r: &RunResults<P>) -> String {
+    let w = &r.workload;
+    let ceiling = match (&r.ceiling, &r.vendor) {
+        (Some(c), _) => format!("copy ceiling {:.0} GB/s", c.gbps),
+        (None, Some(v)) => format!("{}: {}", v.name, v.math),
+        (None, None) => "no ceiling measured".into(),
+    };
+    format!(
+        "{} {} ({} MiB moved, {:.1} GFLOP); {ceiling}",
+        w.name,
+        w.problem,
+        w.bytes_moved >> 20,
+        w.flops as f64 / 1e9
+    )
+}
+
+/// The problem and its device in one line, the tables, the timelines, then the problems and
 /// notes as a list.
-pub fn markdown(r: &RunResults) -> String {
-    let (d, w, v) = (&r.device, &r.workload, &r.workload.view);
+pub fn markdown<P>(r: &RunResults<P>) -> String {
+    let (d, w) = (&r.device, &r.workload);
     let mut out = format!(
         "**tilepipe {}: {} {} on {} ({}, {} SMs), driver {}, NVRTC {}**\n\n",
         r.tilepipe_version,
@@ -24,20 +42,18 @@ pub fn markdown(r: &RunResults) -> String {
         d.nvrtc_version
     );
     out += &format!(
-        "tokens {} hidden {} stride {} offset {} ({} MiB moved), tile {} rows; copy ceiling {}; device times are CUDA-event medians per launch, host submit is the CPU time of the launch call\n\n",
-        v.tokens,
-        v.hidden,
-        v.row_stride,
-        v.offset,
-        w.bytes_moved >> 20,
-        w.tile_rows,
-        r.ceiling
-            .as_ref()
-            .map_or("not measured".into(), |c| format!("{:.0} GB/s", c.gbps)),
+        "{}; device times are CUDA-event medians per launch, host submit is the CPU time of the launch call\n\n",
+        subject(r)
     );
-    out += &md_table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r));
+    let header = performance_header(r);
+    let h: Vec<&str> = header.iter().map(String::as_str).collect();
+    out += &md_table(&h, &PERFORMANCE_RIGHT, performance_rows(r));
     out += "\n";
     out += &md_table(&EVIDENCE_HEADER, &[], evidence_rows(r));
+    if !r.ladder.is_empty() {
+        out += "\n";
+        out += &md_table(&LADDER_HEADER, &LADDER_RIGHT, ladder_rows(r));
+    }
     if !r.timelines.is_empty() {
         out += "\n";
         out += &md_table(&TIMELINE_HEADER, &[1, 2, 3, 4], timeline_rows(r));
@@ -61,7 +77,7 @@ pub const TIMELINE_HEADER: [&str; 5] = [
 ];
 
 /// One row per traced variant: its overlap figure beside its clean and instrumented times.
-pub fn timeline_rows(r: &RunResults) -> Vec<[String; 5]> {
+pub fn timeline_rows<P>(r: &RunResults<P>) -> Vec<[String; 5]> {
     r.timelines
         .iter()
         .map(|t| {
@@ -78,10 +94,11 @@ pub fn timeline_rows(r: &RunResults) -> Vec<[String; 5]> {
 
 /// One row per variant (controls are not part of a run's table), numbers at full precision and
 /// empty where absent.
-pub fn csv(r: &RunResults) -> String {
+pub fn csv<P>(r: &RunResults<P>) -> String {
     let header = [
         "variant",
         "mechanism",
+        "tile",
         "stages",
         "bytes_per_copy",
         "warp_specialized",
@@ -93,8 +110,10 @@ pub fn csv(r: &RunResults) -> String {
         "device_rel_stdev",
         "host_submit_median_us",
         "gbps",
+        "tflops",
         "pct_of_ceiling",
         "speedup_vs_sync",
+        "speedup_vs_regprefetch",
         "registers",
         "static_smem",
         "dynamic_smem",
@@ -104,6 +123,7 @@ pub fn csv(r: &RunResults) -> String {
         "limiter",
         "emitted",
         "attestation",
+        "math",
         "completion",
         "clock_warning",
     ];
@@ -115,6 +135,7 @@ pub fn csv(r: &RunResults) -> String {
         let mut row = vec![
             v.name.clone(),
             v.mechanism.name().into(),
+            v.tile.clone(),
             v.stages.to_string(),
             v.bytes_per_copy.to_string(),
             v.warp_specialized.to_string(),
@@ -134,6 +155,7 @@ pub fn csv(r: &RunResults) -> String {
                 .and_then(|s| s.census.as_ref())
                 .map(|c| c.movement_summary())),
             opt(sass.map(|s| s.attestation.label())),
+            opt(v.math.as_ref().map(|m| m.label())),
             v.completion.clone(),
             opt(t.and_then(|t| t.clocks.as_ref()?.warning.clone())),
         ]);
@@ -141,7 +163,7 @@ pub fn csv(r: &RunResults) -> String {
     });
     // peers: the same timing columns; their tool and version where a variant names its mechanism,
     // how they were asked to compute where a variant names its completion protocol
-    let peers = r.peers.iter().map(|p| {
+    let peers = r.vendor.iter().chain(&r.peers).map(|p| {
         let t = p.timing.as_ref();
         let perf = p.perf.as_ref();
         let mut row = vec![
@@ -150,11 +172,12 @@ pub fn csv(r: &RunResults) -> String {
             String::new(),
             String::new(),
             String::new(),
+            String::new(),
             p.status.label().into(),
             p.detail.clone().unwrap_or_default(),
         ];
         row.extend(timing_fields(t, perf));
-        row.extend(std::iter::repeat_n(String::new(), 9));
+        row.extend(std::iter::repeat_n(String::new(), 10));
         row.push(p.math.clone());
         row.push(String::new());
         row
@@ -163,8 +186,8 @@ pub fn csv(r: &RunResults) -> String {
 }
 
 /// The CSV's timing fields: device median, min, max, relative spread, host submit median,
-/// GB/s, % of the ceiling, speedup against `sync`.
-fn timing_fields(t: Option<&Timing>, p: Option<&Perf>) -> [String; 8] {
+/// GB/s, TFLOP/s, % of the ceiling, speedups against `sync` and `regprefetch`.
+fn timing_fields(t: Option<&Timing>, p: Option<&Perf>) -> [String; 10] {
     [
         opt(t.map(|t| t.device.median)),
         opt(t.map(|t| t.device.min)),
@@ -172,12 +195,14 @@ fn timing_fields(t: Option<&Timing>, p: Option<&Perf>) -> [String; 8] {
         opt(t.map(|t| t.device.rel_stdev)),
         opt(t.map(|t| t.host_submit.median)),
         opt(p.map(|p| p.gbps)),
+        opt(p.and_then(|p| p.tflops)),
         opt(p.and_then(|p| p.pct_of_ceiling)),
         opt(p.and_then(|p| p.speedup_vs_sync)),
+        opt(p.and_then(|p| p.speedup_vs_regprefetch)),
     ]
 }
 
 /// results.json, as `run --out` writes it.
-pub fn json(r: &RunResults) -> String {
+pub fn json<P: Serialize>(r: &RunResults<P>) -> String {
     serde_json::to_string_pretty(r).expect("results serialise")
 }

@@ -4,9 +4,9 @@
 //! scripts, fits a 1280 px window).
 
 use super::{figure, page, table};
-use crate::report::chart::{Bars, bars_against};
-use crate::report::compare::render::{HEADER, RIGHT, cells};
-use crate::report::compare::{Comparison, RunInfo};
+use crate::render::chart::{Bars, bars_against};
+use crate::render::compare::render::{HEADER, RIGHT, cells};
+use crate::render::compare::{Comparison, RunInfo};
 use maud::html;
 
 pub const CHART_TITLE: &str = "NEW / BASE device time per variant (below 1 is faster)";

@@ -2,7 +2,7 @@
 //! attestation, the completion protocol, the build, and a collapsed excerpt of its SASS.
 
 use crate::evidence::sass::{Attestation, SassEvidence};
-use crate::report::VariantResult;
+use crate::results::VariantResult;
 use maud::{Markup, html};
 
 /// The movement and synchronisation classes whose forms the census lists.
@@ -24,7 +24,7 @@ pub fn variant(v: &VariantResult) -> Markup {
     html! {
         details.variant {
             summary {
-                strong { (v.name) } " - " (v.mechanism.name()) ", " (v.stages) " stage(s), " (v.status.label())
+                strong { (v.name) } " - " (v.mechanism.name()) ", " (v.stages) " stage(s), tile " (v.tile) ", " (v.status.label())
                 @if let Some(a) = attestation {
                     ", "
                     span class=[(!a.is_attested()).then_some("bad")] { (a.label()) }
@@ -48,6 +48,10 @@ pub fn variant(v: &VariantResult) -> Markup {
                     dt { "attestation" }
                     dd { (attestation_text(&s.attestation)) }
                 }
+                @if let Some(m) = &v.math {
+                    dt { "math" }
+                    dd { (attestation_text(m)) }
+                }
                 dt { "completion" }
                 dd { (v.completion) }
                 @if let Some(b) = &v.build {
@@ -65,7 +69,7 @@ pub fn variant(v: &VariantResult) -> Markup {
     }
 }
 
-pub(super) fn attestation_text(a: &Attestation) -> String {
+fn attestation_text(a: &Attestation) -> String {
     match a {
         Attestation::Attested { evidence } => format!("attested: {evidence}"),
         Attestation::Mismatch { claimed, emitted } => {
@@ -76,7 +80,7 @@ pub(super) fn attestation_text(a: &Attestation) -> String {
 }
 
 /// The census's movement forms and the annotated excerpt, collapsed.
-pub(super) fn sass(name: &str, s: &SassEvidence) -> Markup {
+fn sass(name: &str, s: &SassEvidence) -> Markup {
     let lines = s.excerpt.as_deref().map_or(0, |x| x.lines().count());
     html! {
         details.sass {

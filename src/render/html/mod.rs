@@ -1,20 +1,21 @@
-//! report.html: one self-contained page per run (no scripts, no fonts, nothing fetched): the
-//! clocks, the summary table and the bandwidth chart, per-variant evidence with its SASS excerpt,
-//! the validation, the overlap timeline of traced variants and the notes. Plots are plotters' SVG
-//! inline, each with a title, axis descriptions with units and a legend (`<g class="legend">`);
-//! tables sit in boxes that scroll sideways, so the page itself fits a 1280 px window.
+//! report.html: one self-contained page per run, whichever workload (no scripts, no fonts,
+//! nothing fetched): the clocks, the summary table and its chart against the run's ceiling, the
+//! workload's ladder, the peers, per-variant evidence with its SASS excerpt, the validation, the
+//! overlap timeline of traced variants and the notes. Plots are plotters' SVG inline, each with a
+//! title, axis descriptions with units and a legend (`<g class="legend">`); tables sit in boxes
+//! that scroll sideways, so the page itself fits a 1280 px window.
 
 pub mod compare;
 mod evidence;
-pub mod gemm;
 
-use super::formats::run::{TIMELINE_HEADER, timeline_rows};
+use super::formats::run::{TIMELINE_HEADER, subject, timeline_rows};
 use super::table::{
-    EVIDENCE_HEADER, PERFORMANCE_HEADER, PERFORMANCE_RIGHT, clock_warnings, evidence_rows,
-    performance_rows,
+    EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, clock_warnings,
+    evidence_rows, ladder_rows, performance_header, performance_rows, problems as problem_lines,
 };
-use super::{RunResults, Status, chart};
-use crate::{clocks, timeline};
+use super::{chart, timeline};
+use crate::clocks;
+use crate::results::{Bound, Peer, RunResults, Status, timeline::named};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 const STYLE: &str = "\
@@ -84,10 +85,20 @@ fn page(title: &str, body: Markup) -> String {
     .into_string()
 }
 
-pub fn render(r: &RunResults) -> String {
+pub fn render<P>(r: &RunResults<P>) -> String {
     let d = &r.device;
     let w = &r.workload;
     let count = |s: Status| r.variants.iter().filter(|v| v.status == s).count();
+    let header = performance_header(r);
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let how = match w.bound {
+        Bound::Memory => "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2 (as many sets as the table's buffer sets).",
+        Bound::Compute => "Device times are CUDA-event medians per launch after warm-up, inputs hot in L2 where they fit, for the vendor library and tilepipe alike; speedups are over sync and regprefetch on the same tile only.",
+    };
+    let caption = match w.bound {
+        Bound::Memory => "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run.",
+        Bound::Compute => "Bars: each timed variant's TFLOP/s. Line: the vendor library on the same problem and stream in this run.",
+    };
     let body = html! {
         p {
             (d.arch) ", " (d.sm_count) " SMs, " (d.l2_bytes >> 20) " MB L2, " (d.smem_per_block_optin) " B shared memory per block (opt-in); driver "
@@ -96,18 +107,23 @@ pub fn render(r: &RunResults) -> String {
             (count(Status::Skipped)) " skipped, " (count(Status::Error)) " errors, "
             (count(Status::Unfinished)) " not finished."
         }
-        p { (w.formula) " - " (w.dtype) ", tokens " (w.view.tokens) ", hidden " (w.view.hidden) ", row stride " (w.view.row_stride)
-            ", offset " (w.view.offset) ", tile " (w.tile_rows) " rows, seed " (w.seed) ", " (w.bytes_moved >> 20) " MiB moved per launch." }
+        p { (w.formula) " - " (subject(r)) ", seed " (r.seed) "." }
         @if let Some(c) = &r.ceiling {
             p { "Measured in this run: " (c.describe()) "." }
         }
         (clock_section(r))
         h2 { "Summary" }
-        p { "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2. The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
-        (table(&PERFORMANCE_HEADER, &PERFORMANCE_RIGHT, performance_rows(r)))
-        (figure(chart::bandwidth(r), "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."))
+        p { (how) " The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
+        (table(&header, &PERFORMANCE_RIGHT, performance_rows(r)))
+        (figure(chart::against_ceiling(r), caption))
+        @let steps = ladder_rows(r);
+        @if !steps.is_empty() {
+            h2 { "The " (w.name) " ladder" }
+            p { "Each step's fastest variant in this run, and its gain over the step before: what each step adds is measured here, not claimed." }
+            (table(&LADDER_HEADER, &LADDER_RIGHT, steps))
+        }
         (problems(r))
-        (peers(&r.peers, "Same GPU, input bytes, strided view, seed and timing rule (CUDA events around each launch after warm-up, the same number of rotated input sets); each output validated against the same f64 reference before it was timed. Their outputs come from the framework's own allocator."))
+        (peers(r.vendor.iter().chain(&r.peers), "Same GPU, input bytes, seed and timing rule as the variants (CUDA events around each launch after warm-up); each output validated against the same references before it was timed. Their outputs come from their own allocators."))
         h2 { "Evidence: resources, occupancy, SASS, completion" }
         (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
         @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {
@@ -125,7 +141,7 @@ pub fn render(r: &RunResults) -> String {
 
 /// The clocks over the run and every timing taken while they moved, at the top where a reader
 /// weighs the numbers below.
-fn clock_section(r: &RunResults) -> Markup {
+fn clock_section<P>(r: &RunResults<P>) -> Markup {
     let traces = r
         .variants
         .iter()
@@ -151,30 +167,14 @@ fn clock_section(r: &RunResults) -> Markup {
     }
 }
 
-fn problems(r: &RunResults) -> Markup {
-    let bad: Vec<_> = r
-        .variants
-        .iter()
-        .filter(|v| v.status != Status::Passed)
-        .collect();
-    let bad_peers: Vec<_> = r
-        .peers
-        .iter()
-        .filter(|p| p.status != Status::Passed)
-        .collect();
+fn problems<P>(r: &RunResults<P>) -> Markup {
+    let lines = problem_lines(r);
     html! {
-        @if !bad.is_empty() || !bad_peers.is_empty() {
-            h2 { "Skipped, failed, errors" }
+        @if !lines.is_empty() {
+            h2 { "Skipped, failed, errors, caveats" }
             ul {
-                @for v in bad {
-                    li class=[(v.status != Status::Skipped).then_some("bad")] {
-                        (v.status.label()) " " (v.name) ": " (v.detail.as_deref().unwrap_or("(no detail)"))
-                    }
-                }
-                @for p in bad_peers {
-                    li class=[(p.status != Status::Skipped).then_some("bad")] {
-                        (p.status.label()) " " (p.name) " (peer): " (p.detail.as_deref().unwrap_or("(no detail)"))
-                    }
+                @for l in &lines {
+                    li class=[(!l.starts_with("skipped")).then_some("bad")] { (l) }
                 }
             }
         }
@@ -183,7 +183,8 @@ fn problems(r: &RunResults) -> Markup {
 
 /// What each peer is, how it was asked to compute, and how its output compared, so its row in the
 /// summary can be weighed.
-pub(super) fn peers(peers: &[crate::report::peer::Peer], how: &str) -> Markup {
+fn peers<'a>(peers: impl Iterator<Item = &'a Peer>, how: &str) -> Markup {
+    let peers: Vec<&Peer> = peers.collect();
     let rows = peers.iter().map(|p| {
         [
             p.name.clone(),
@@ -202,28 +203,33 @@ pub(super) fn peers(peers: &[crate::report::peer::Peer], how: &str) -> Markup {
     }
 }
 
-fn validation(r: &RunResults) -> Markup {
+fn validation<P>(r: &RunResults<P>) -> Markup {
     let cases: Vec<_> = r
         .variants
         .iter()
         .flat_map(|v| v.validation.iter().map(move |c| (v, c)))
         .collect();
-    let failed = cases.iter().filter(|(_, c)| !c.verdict.passed).count();
-    let rows = cases.iter().map(|(v, c)| {
-        let e = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2e}"));
-        [
-            v.name.clone(),
-            c.case.clone(),
-            c.blocks.to_string(),
-            c.verdict.checked_against.clone(),
-            e(c.verdict.rel_l2),
-            e(c.verdict.max_abs_err),
-            if c.verdict.passed {
-                "passed".to_string()
-            } else {
-                c.verdict.failure.clone().unwrap_or("FAILED".into())
-            },
-        ]
+    let failed = cases
+        .iter()
+        .filter(|(_, c)| c.verdicts.iter().any(|v| !v.passed))
+        .count();
+    let rows = cases.iter().flat_map(|(v, c)| {
+        c.verdicts.iter().map(move |verdict| {
+            let e = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.2e}"));
+            [
+                v.name.clone(),
+                c.case.clone(),
+                c.blocks.to_string(),
+                verdict.checked_against.clone(),
+                e(verdict.rel_l2),
+                e(verdict.max_abs_err),
+                if verdict.passed {
+                    "passed".to_string()
+                } else {
+                    verdict.failure.clone().unwrap_or("FAILED".into())
+                },
+            ]
+        })
     });
     html! {
         h2 { "Validation before timing" }
@@ -234,13 +240,13 @@ fn validation(r: &RunResults) -> Markup {
     }
 }
 
-fn timeline_section(r: &RunResults) -> Markup {
+fn timeline_section<P>(r: &RunResults<P>) -> Markup {
     html! {
         @if !r.timelines.is_empty() {
             h2 #timeline { "Timeline (instrumented builds, timed apart)" }
             (table(&TIMELINE_HEADER, &[1, 2, 3, 4], timeline_rows(r)))
             (figure(
-                timeline::svg::render(&timeline::named(&r.timelines), timeline::svg::TITLE),
+                timeline::render(&named(&r.timelines), timeline::TITLE),
                 "Each sampled block's copies from issue to ready and its computes, on %globaltimer. Instrumented timings are never mixed with the clean ones above.",
             ))
         }

@@ -421,6 +421,14 @@ impl Workload for Gemm {
         })
     }
 
+    fn ladder(&self) -> &'static [&'static str] {
+        &hopper::LADDER
+    }
+
+    fn ladder_step(&self, v: &GemmVariant) -> Option<usize> {
+        hopper::ladder_step(&v.name)
+    }
+
     fn timing_note(&self) -> Option<&'static str> {
         Some("timed hot: A and B stay in L2 where they fit, for cuBLAS and tilepipe alike")
     }
