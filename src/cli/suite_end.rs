@@ -4,7 +4,7 @@ use super::args::Format;
 use super::print;
 use std::path::Path;
 use std::process::ExitCode;
-use tilepipe::check::suite::SuiteReport;
+use tilepipe::results::SuiteReport;
 use tilepipe::fsio;
 
 /// A suite's end, whichever workload: the skips (table), check.json in `out`, the totals, and the

@@ -8,6 +8,7 @@ pub mod build;
 pub mod controls;
 pub mod isolate;
 pub mod prepare;
+pub mod sanitize;
 pub mod time;
 pub mod trace;
 pub mod validate;
@@ -37,7 +38,7 @@ pub struct Engine {
     /// The in-kernel waits' status word (`report_timeout` in kernels/common/hooks.cuh).
     status: Mutex<DevBuf>,
     /// Bound on each in-kernel wait (ns); `probe` raises it under compute-sanitizer.
-    pub wait_timeout_ns: u64,
+    wait_timeout_ns: u64,
     /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
     /// (slow enough for a missing wait to show).
     l2_scrub: Mutex<DevBuf>,
@@ -210,6 +211,12 @@ impl Engine {
             seed,
             ..Ctl::default()
         }
+    }
+
+    /// Sets the bound on each in-kernel wait (raised under compute-sanitizer, where waits are
+    /// slower by orders of magnitude).
+    pub fn wait_timeout_ms(&mut self, ms: u64) {
+        self.wait_timeout_ns = ms * 1_000_000;
     }
 
     /// Clears the wait status before a checked launch.

@@ -7,5 +7,6 @@ pub mod compare;
 pub mod formats;
 pub mod html;
 pub mod plot;
+pub mod sweep;
 pub mod table;
 pub mod timeline;

@@ -41,6 +41,8 @@
 
 pub mod check;
 pub mod peer;
+pub mod sweep;
+pub mod sweep_store;
 pub mod timeline;
 pub mod timing;
 

@@ -294,6 +294,8 @@ pub trait Workload: Send + Sync + 'static {
         v: &Variant<Self::Shape>,
         gpu: &DeviceInfo,
     ) -> Result<Vec<Case<Self::Problem>>>;
+    /// The command-line flag of the suite's own axis (besides the precisions).
+    fn suite_axis(&self) -> &'static str;
     /// The suite's groups from the command line: a problem each (a precision and the workload's
     /// own suite axis), named.
     fn suite_groups(
@@ -325,6 +327,50 @@ pub trait Workload: Send + Sync + 'static {
         x: &'a Self::Inputs,
         vendor: Option<&'a [u8]>,
     ) -> Box<dyn Subject + 'a>;
+    /// The sweep's size axis (the trip count a pipeline fills and drains over): its name and the
+    /// values swept by default.
+    fn sweep_axis(&self) -> (&'static str, &'static [usize]);
+    /// The names a sweep's mechanism axis takes, and those (with the stages) swept by default.
+    fn sweep_mechanisms(&self) -> (&'static [&'static str], &'static [&'static str], &'static [u32]);
+    /// The variant a mechanism name and a stage count name in `dtype` (one stage of a pipelined
+    /// mechanism is the sequential baseline), if the workload has one.
+    fn sweep_variant(&self, mechanism: &str, stages: u32, dtype: DType)
+    -> Option<Variant<Self::Shape>>;
+    /// A sweep point's problem: `base` (from the command line) in `dtype` at `size` on the size
+    /// axis, with tiles of `tile_rows` rows where the workload tiles that way.
+    fn sweep_problem(
+        &self,
+        base: &Self::Problem,
+        dtype: DType,
+        size: usize,
+        tile_rows: Option<usize>,
+    ) -> Result<Self::Problem>;
+    /// A point's configuration besides its size, and its configuration and size, in words (the
+    /// record's `config` and its key).
+    fn sweep_point(&self, p: &Self::Problem) -> (String, String);
+    /// The problem a sweep's builds are validated on (its run cases) before any point of up to
+    /// `largest` is timed.
+    fn sweep_check(&self, largest: &Self::Problem) -> Result<Self::Problem>;
+    /// Timing buffers for a sweep's points up to `largest`, where one allocation can hold them
+    /// all (`resize` then sets each point); by default the inputs of `largest` alone.
+    fn sweep_buffers(&self, gpu: &Gpu, largest: &Self::Problem, seed: u64) -> Result<Self::Buffers> {
+        self.upload(gpu, &self.inputs(largest, seed))
+    }
+    /// `d` set to hold `p` for timing, if its allocation takes it.
+    fn resize(&self, _d: &mut Self::Buffers, _p: &Self::Problem) -> bool {
+        false
+    }
+    /// Pipeline steps each of `blocks` blocks of `v` walks on `p`.
+    fn steps_per_block(&self, v: &Variant<Self::Shape>, p: &Self::Problem, blocks: u32) -> usize;
+    /// Whether a sweep also times each pipeline's stages alone (copy-only and compute-only
+    /// builds) for the pipeline model.
+    fn stage_probes(&self) -> bool {
+        false
+    }
+    /// Whether the sweep has a tile-height axis (`tile_rows`).
+    fn tile_axis(&self) -> bool {
+        false
+    }
     /// The workload's ladder of optimisation steps (what each adds over the one before), where it
     /// has one, and the step a variant stands on.
     fn ladder(&self) -> &'static [&'static str] {
@@ -333,6 +379,8 @@ pub trait Workload: Send + Sync + 'static {
     fn ladder_step(&self, _v: &Variant<Self::Shape>) -> Option<usize> {
         None
     }
+    /// The variants a timeline traces when none are named: one per kind of pipeline.
+    fn traced(&self) -> &'static str;
     /// A note every run of this workload carries about how it was timed, if any.
     fn timing_note(&self) -> Option<&'static str> {
         None

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod run;
+pub mod sweep;
 
 
 /// One GitHub table row: pipes escaped, line breaks as `<br>` (a raw one would end the table).

@@ -379,6 +379,14 @@ impl Workload for Gemm {
         runs.div_ceil(3).max(1)
     }
 
+    fn traced(&self) -> &'static str {
+        "sync,cpasync-cg16-s3,tma-wgmma-s2,tma-wgmma-ws-s4"
+    }
+
+    fn suite_axis(&self) -> &'static str {
+        "--layouts"
+    }
+
     fn suite_groups(&self, dtypes: &[DType], axis: Option<&str>) -> Result<Vec<(String, Problem)>> {
         cases::suite_groups(dtypes, axis)
     }
@@ -419,6 +427,61 @@ impl Workload for Gemm {
             inputs: x,
             cublas_c: vendor,
         })
+    }
+
+    fn sweep_axis(&self) -> (&'static str, &'static [usize]) {
+        ("k", &[32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
+    }
+
+    fn sweep_mechanisms(&self) -> (&'static [&'static str], &'static [&'static str], &'static [u32]) {
+        (
+            &["sync", "regprefetch", "cpasync", "tma", "tma-ws"],
+            &["sync", "regprefetch", "cpasync"],
+            &[2, 3, 4, 5],
+        )
+    }
+
+    /// The family tile's pipelines by name (so a line of the sweep differs in movement alone),
+    /// and the Hopper ring's on its own tile.
+    fn sweep_variant(&self, mechanism: &str, stages: u32, dtype: DType) -> Option<GemmVariant> {
+        let all = catalogue::catalogue(dtype);
+        let fam = Tile::family(dtype);
+        let hopper = dtype != DType::F32;
+        Some(match (mechanism, stages) {
+            ("sync", _) | (_, 1) => all[0].clone(),
+            ("regprefetch", _) => all[1].clone(),
+            ("cpasync", s) => catalogue::on_tile(crate::pipeline::Pipe::cpasync(s, 16), fam, false),
+            ("tma", s) if hopper => hopper::variant(s, false, false),
+            ("tma-ws", s) if hopper => hopper::variant(s, true, false),
+            _ => return None,
+        })
+    }
+
+    fn sweep_problem(&self, base: &Problem, dtype: DType, k: usize, _tile_rows: Option<usize>) -> Result<Problem> {
+        Problem::new(base.m, base.n, k, base.layout, dtype)
+    }
+
+    fn sweep_point(&self, p: &Problem) -> (String, String) {
+        let l = p.layout.name();
+        (
+            format!("m{} n{} {l}", p.m, p.n),
+            format!("m{}|n{}|{l}|k{}", p.m, p.n, p.k),
+        )
+    }
+
+    fn sweep_check(&self, largest: &Problem) -> Result<Problem> {
+        Ok(*largest)
+    }
+
+    /// K slices per block, times the tiles a persistent block walks.
+    fn steps_per_block(&self, v: &GemmVariant, p: &Problem, blocks: u32) -> usize {
+        let t = &v.shape.tile;
+        let slices = p.k.div_ceil(t.bk as usize);
+        let tiles = p.m.div_ceil(t.bm as usize) * p.n.div_ceil(t.bn as usize);
+        match v.shape.persistent {
+            true => slices * tiles.div_ceil(blocks.max(1) as usize),
+            false => slices,
+        }
     }
 
     fn ladder(&self) -> &'static [&'static str] {

@@ -12,6 +12,7 @@ mod fit;
 mod judge;
 mod params;
 mod subject;
+mod sweep;
 mod view;
 
 pub use catalogue::{RowShape, RowVariant};
@@ -310,6 +311,14 @@ impl Workload for Rows {
         cases::stress_cases(p, gpu.sm_count)
     }
 
+    fn traced(&self) -> &'static str {
+        "sync,cpasync-cg16-s2,tma-s3"
+    }
+
+    fn suite_axis(&self) -> &'static str {
+        "--suite-hidden"
+    }
+
     fn suite_groups(&self, dtypes: &[DType], axis: Option<&str>) -> Result<Vec<(String, RowProblem)>> {
         let hidden = match axis {
             Some(list) => cases::parse_hidden(list)?,
@@ -348,6 +357,61 @@ impl Workload for Rows {
             RowProblem::new(view, DType::Bf16, None),
             Grid::Fixed(4),
         ))
+    }
+
+    fn sweep_axis(&self) -> (&'static str, &'static [usize]) {
+        ("tiles", &sweep::TILES)
+    }
+
+    fn sweep_mechanisms(&self) -> (&'static [&'static str], &'static [&'static str], &'static [u32]) {
+        (&sweep::MECHANISMS, &["sync", "cpasync", "tma"], &[2, 3, 4])
+    }
+
+    fn sweep_variant(&self, mechanism: &str, stages: u32, _dtype: DType) -> Option<RowVariant> {
+        sweep::variant(mechanism, stages)
+    }
+
+    fn sweep_problem(
+        &self,
+        base: &RowProblem,
+        dtype: DType,
+        tiles: usize,
+        tile_rows: Option<usize>,
+    ) -> Result<RowProblem> {
+        sweep::problem(base.view.hidden, dtype, tiles, tile_rows)
+    }
+
+    fn sweep_point(&self, p: &RowProblem) -> (String, String) {
+        let (h, r) = (p.view.hidden, p.tile_rows);
+        let t = p.view.tokens.div_ceil(r);
+        (format!("h{h} r{r}"), format!("h{h}|r{r}|t{t}"))
+    }
+
+    /// A small view of the sweep's rows (64 tiles and a tail): its run cases validate the builds.
+    fn sweep_check(&self, largest: &RowProblem) -> Result<RowProblem> {
+        let v = &largest.view;
+        let view = View::new(largest.tile_rows * 64 + 1, v.hidden, None, 0, None, largest.dtype)?;
+        Ok(RowProblem { view, ..*largest })
+    }
+
+    fn sweep_buffers(&self, gpu: &Gpu, largest: &RowProblem, seed: u64) -> Result<DeviceData> {
+        DeviceData::repeated(gpu, self.0, largest, seed, sweep::TIMING_BLOCK)
+    }
+
+    fn resize(&self, d: &mut DeviceData, p: &RowProblem) -> bool {
+        d.shrink_to(p)
+    }
+
+    fn steps_per_block(&self, v: &RowVariant, p: &RowProblem, blocks: u32) -> usize {
+        tiles(&p.view, self.config(v, p, Instrument::CLEAN).tile_rows).div_ceil(blocks.max(1) as usize)
+    }
+
+    fn stage_probes(&self) -> bool {
+        true
+    }
+
+    fn tile_axis(&self) -> bool {
+        true
     }
 
     fn peer_subject<'a>(

@@ -147,6 +147,21 @@ impl DeviceData {
         Ok(d)
     }
 
+    /// This data set to `p`, a dense view of its first rows (a sweep's smaller point), if it holds
+    /// them: the same buffers, fewer rows.
+    pub fn shrink_to(&mut self, p: &RowProblem) -> bool {
+        let (v, q) = (&self.problem.view, &p.view);
+        let dense = |v: &View| v.offset == 0 && v.row_stride == v.hidden;
+        let fits = dense(v)
+            && dense(q)
+            && (q.hidden, p.dtype, p.tile_rows) == (v.hidden, self.problem.dtype, self.problem.tile_rows)
+            && q.tokens <= v.tokens;
+        if fits {
+            self.problem = *p;
+        }
+        fits
+    }
+
     /// Kernel parameters for `v` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, v: &RowVariant, ctl: Ctl) -> Result<RowParams> {

@@ -2,7 +2,8 @@
 //! once, from files whose expansions agree.
 
 use super::shard::{SHARD_SPEC, ShardSpec};
-use super::{Record, store};
+use crate::results::sweep::Record;
+use crate::results::sweep_store as store;
 use crate::{Error, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -50,7 +51,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
                 };
                 if &same != first || s.shard.count != first.shard.count {
                     return Err(Error::InvalidArgument(format!(
-                        "{} and {} are shards of different sweeps (axes, peers, hidden, seed, workload or shard count differ): merge refuses to mix them",
+                        "{} and {} are shards of different sweeps (axes, peers, problem, seed, workload or shard count differ): merge refuses to mix them",
                         at.display(),
                         path.display()
                     )));

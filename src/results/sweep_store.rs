@@ -2,7 +2,7 @@
 //! names every line it cannot use; resuming first cuts a torn last line (a crash mid-write) off
 //! the file, so that the next record starts on a line of its own.
 
-use super::Record;
+use super::sweep::Record;
 use crate::{Error, Result};
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -142,7 +142,7 @@ fn parse(bytes: &[u8]) -> Loaded {
                 // a peer has no stages or blocks: the model never takes it, and it is a point still
                 Ok(r) => match r
                     .is_own()
-                    .then(|| crate::model::refusal(r.stages as usize, r.tiles_per_block))
+                    .then(|| crate::model::refusal(r.stages as usize, r.steps_per_block))
                     .flatten()
                 {
                     None => {
@@ -173,8 +173,8 @@ fn parse(bytes: &[u8]) -> Loaded {
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::sweep::key;
-    use crate::sweep::tests::record;
+    use crate::results::sweep::key;
+    use crate::results::sweep::tests::record;
 
     fn torn_file(dir: &Path) -> std::path::PathBuf {
         let p = dir.join("sweep.jsonl");
@@ -209,7 +209,7 @@ mod tests {
         let p = d.path().join("sweep.jsonl");
         append(&p, &record("sync", 0, 1, 64, 0.1)).unwrap();
         let mut huge = record("cpasync-cg16-s2", 0, 2, 64, 0.1);
-        huge.tiles_per_block = 1_000_000_000_000_000;
+        huge.steps_per_block = 1_000_000_000_000_000;
         append(&p, &huge).unwrap();
         let l = read(&p).unwrap();
         assert_eq!(l.records.len(), 1);
@@ -237,8 +237,8 @@ mod tests {
             )]
         );
         assert_eq!(std::fs::read(&p).unwrap().len(), before - 13);
-        assert!(r.done.contains(&key("sync", 0, DType::Bf16, 4096, 2, 64)));
-        assert!(!r.done.contains(&key("sync", 0, DType::Bf16, 4096, 2, 128)));
+        assert!(r.done.contains(&key("sync", 0, DType::Bf16, "h4096|r2|t64")));
+        assert!(!r.done.contains(&key("sync", 0, DType::Bf16, "h4096|r2|t128")));
         append(&p, &record("sync", 0, 1, 128, 0.2)).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         for line in text.lines() {

@@ -1,10 +1,28 @@
-//! SVG plots of sweep records: time per tile against tile count (fill and drain), speedup against
-//! stages, achieved bandwidth against size with the copy ceiling as a line.
+//! SVG plots of sweep records, whichever workload: time per step against the size axis (fill
+//! and drain), the figure (GB/s or TFLOP/s) against size with the ceiling as a line, speedup (or
+//! the figure) against stages; and the pipeline model against the records with stage probes.
 
-use super::Record;
+use super::plot::{Scale, Series, lines};
 use crate::model::{self, Comparison, StageTimes};
-use crate::plot::{Scale, Series, lines};
+use crate::results::Bound;
+use crate::results::sweep::Record;
 use std::collections::BTreeMap;
+
+/// The plots a sweep's records make, each with its file name: per bound, the three that show
+/// where the pipeline pays.
+pub fn plots(records: &[Record]) -> Vec<(&'static str, Result<String, String>)> {
+    match records.first().map(|r| r.bound) {
+        Some(Bound::Compute) => vec![
+            ("figure-vs-steps.svg", figure_vs_steps(records)),
+            ("figure-vs-stages.svg", figure_vs_stages(records)),
+        ],
+        _ => vec![
+            ("time-per-tile.svg", time_per_tile(records)),
+            ("bandwidth.svg", bandwidth(records)),
+            ("speedup-vs-stages.svg", speedup_vs_stages(records)),
+        ],
+    }
+}
 
 /// The GPU model a record was measured on ("NVIDIA H200": no ordinal, no UUID), when the records
 /// come from more than one model; None when they all come from one (or do not say). Identical GPUs
@@ -42,7 +60,7 @@ fn by_variant(records: &[Record]) -> BTreeMap<String, Vec<&Record>> {
             .push(r);
     }
     for v in m.values_mut() {
-        v.sort_by_key(|r| r.tiles);
+        v.sort_by_key(|r| r.size);
     }
     m
 }
@@ -55,7 +73,7 @@ pub fn time_per_tile(records: &[Record]) -> Result<String, String> {
             (
                 v,
                 rs.iter()
-                    .map(|r| (r.tiles as f64, r.median_ms * 1e3 / r.tiles as f64))
+                    .map(|r| (r.size as f64, r.median_ms * 1e3 / r.size as f64))
                     .collect(),
             )
         })
@@ -81,7 +99,7 @@ pub fn bandwidth(records: &[Record]) -> Result<String, String> {
             )
         })
         .collect();
-    let ceiling = records.iter().map(|r| r.ceiling_gbps).fold(0.0, f64::max);
+    let ceiling = records.iter().map(|r| r.ceiling).fold(0.0, f64::max);
     lines(
         "achieved bandwidth vs size",
         "bytes moved (X read + Y written)",
@@ -97,13 +115,13 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
     let largest = records
         .iter()
         .filter(|r| r.only == 0)
-        .map(|r| r.tiles)
+        .map(|r| r.size)
         .max()
         .ok_or("no points")?;
     // the peers have no stages: they are lines of the other two plots only
     let at: Vec<&Record> = records
         .iter()
-        .filter(|r| r.only == 0 && r.tiles == largest && r.is_own())
+        .filter(|r| r.only == 0 && r.size == largest && r.is_own())
         .collect();
     // each GPU's points against that GPU's own sync
     let mut m: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
@@ -144,15 +162,14 @@ pub fn speedup_vs_stages(records: &[Record]) -> Result<String, String> {
 pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> {
     let mut out = Vec::new();
     for r in records.iter().filter(|r| r.only == 0 && r.is_own()) {
-        let same =
-            |o: &&Record| o.dtype == r.dtype && o.hidden == r.hidden && o.tile_rows == r.tile_rows;
+        let same = |o: &&Record| o.dtype == r.dtype && o.config == r.config;
         // The largest grid a build ran with: its resident blocks (persistent grid).
         let resident = |only: u32, variant: Option<&str>| {
             records
                 .iter()
                 .filter(same)
                 .filter(|o| o.only == only && variant.is_none_or(|v| o.variant == v))
-                .max_by_key(|o| o.tiles)
+                .max_by_key(|o| o.size)
         };
         let Some(full) = resident(0, Some(&r.variant)) else {
             continue;
@@ -162,7 +179,7 @@ pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> 
         // longer per stage than one of this variant's blocks does (and the other way round).
         let per_tile = |only: u32, variant: Option<&str>| {
             resident(only, variant).map(|o| {
-                o.median_ms / o.tiles_per_block as f64 * f64::from(full.blocks)
+                o.median_ms / o.steps_per_block as f64 * f64::from(full.blocks)
                     / f64::from(o.blocks)
             })
         };
@@ -174,7 +191,7 @@ pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> 
             &r.variant,
             r.stages as usize,
             t,
-            r.tiles_per_block,
+            r.steps_per_block,
             r.median_ms,
         );
         let why = model::explain(&c, t);
@@ -183,10 +200,68 @@ pub fn model_table(records: &[Record]) -> Vec<(Comparison, StageTimes, String)> 
     out
 }
 
+/// The figure (TFLOP/s) against the pipeline steps each block walks, one line per variant: low
+/// while fill and drain (the first S-1 steps issued before any compute, the last ones computed
+/// with nothing left to copy) take a large share of few steps.
+pub fn figure_vs_steps(records: &[Record]) -> Result<String, String> {
+    let mut by: BTreeMap<(u32, String), Vec<(f64, f64)>> = BTreeMap::new();
+    for r in records.iter().filter(|r| r.only == 0 && r.is_own()) {
+        by.entry((r.stages, named(&r.variant, gpu_of(records, r))))
+            .or_default()
+            .push((r.steps_per_block as f64, r.figure()));
+    }
+    let series: Series = by.into_iter().map(|((_, v), pts)| (v, pts)).collect();
+    lines(
+        "TFLOP/s against the pipeline steps per block",
+        "steps per block (log)",
+        "TFLOP/s",
+        &series,
+        None,
+        Scale::LogX,
+    )
+}
+
+/// The figure against stages at each size, the x axis naming the resident blocks (and limiter)
+/// of each stage count: a stage that costs a resident block shows as a drop.
+pub fn figure_vs_stages(records: &[Record]) -> Result<String, String> {
+    let mut by: BTreeMap<usize, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut resident: BTreeMap<u32, String> = BTreeMap::new();
+    let staged = records
+        .iter()
+        .filter(|r| r.only == 0 && r.is_own() && r.stages > 1);
+    for r in staged {
+        by.entry(r.size).or_default().push((r.stages as f64, r.figure()));
+        if let Some(res) = &r.resources {
+            resident.insert(
+                r.stages,
+                format!("S{} {} ({})", r.stages, res.blocks_per_sm, res.limiter),
+            );
+        }
+    }
+    let axis = records.first().map_or("size", |r| r.axis.as_str());
+    let series: Series = by
+        .into_iter()
+        .map(|(n, mut pts)| {
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            (format!("{axis}={n}"), pts)
+        })
+        .collect();
+    let occupancy: Vec<String> = resident.into_values().collect();
+    let x_desc = format!("stages; blocks/SM: {}", occupancy.join(", "));
+    lines(
+        "TFLOP/s against stages",
+        &x_desc,
+        "TFLOP/s",
+        &series,
+        None,
+        Scale::Linear,
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::tests::record;
+    use crate::results::sweep::tests::record;
 
     fn sample() -> Vec<Record> {
         let mut v = Vec::new();
@@ -307,11 +382,11 @@ mod tests {
         let mut wide = record("cpasync-cg16-s2", 0, 2, 65536, 0.5);
         wide.variant = "wide".into();
         wide.blocks = 792;
-        wide.tiles_per_block = 65536usize.div_ceil(792);
+        wide.steps_per_block = 65536usize.div_ceil(792);
         let mut probe = record("cpasync-cg16-s2", 1, 2, 65536, 0.0015 * 1024.0);
         probe.variant = "wide".into();
         probe.blocks = 792;
-        probe.tiles_per_block = 65536usize.div_ceil(792);
+        probe.steps_per_block = 65536usize.div_ceil(792);
         r.extend([wide, probe]);
         let rows = model_table(&r);
         let (_, t, _) = rows.iter().find(|(c, _, _)| c.variant == "wide").unwrap();

@@ -2,7 +2,10 @@
 //! hash of each point's key, so that `sweep --shard I/N` can run as one task of a Slurm array or a
 //! Ray loop, and `merge` can join the parts.
 
-use super::{SweepSpec, key};
+use super::{SweepOptions, SweepSpec};
+use crate::pipeline::Variant;
+use crate::results::sweep::key;
+use crate::workload::Workload;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -51,10 +54,7 @@ impl Shard {
 
 /// The variants worker `w` of `sweep --devices` measures: every count-th from its index, so each
 /// GPU measures whole variants (and worker 0 the baseline's compute-only probe too).
-pub fn workers_variants(
-    variants: Vec<crate::pipeline::Variant>,
-    w: Option<Shard>,
-) -> Vec<crate::pipeline::Variant> {
+pub fn workers_variants<S>(variants: Vec<Variant<S>>, w: Option<Shard>) -> Vec<Variant<S>> {
     variants
         .into_iter()
         .enumerate()
@@ -63,30 +63,26 @@ pub fn workers_variants(
         .collect()
 }
 
-/// The key of every point `spec` expands to at `hidden`, in the order a sweep measures them.
-pub fn points(spec: &SweepSpec, hidden: usize) -> Vec<String> {
+/// The key of every point a sweep expands to, in the order it measures them.
+pub fn points<W: Workload>(w: &W, o: &SweepOptions<W::Problem>) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    let variants = spec.variants();
-    let baseline = crate::pipeline::Variant::catalogue().remove(0);
-    for &dtype in &spec.dtypes {
-        for tile_rows in spec.heights(hidden, dtype) {
-            let mut sets = vec![(0, variants.clone())];
-            if spec.probes {
-                sets.push((1, variants.clone()));
-                sets.push((2, vec![baseline.clone()]));
-            }
-            let mut tiles = spec.tiles.clone();
-            tiles.sort_unstable();
-            for &n in &tiles {
-                for (only, vs) in &sets {
+    for &dtype in &o.spec.dtypes {
+        let variants = o.spec.variants(w, dtype);
+        let baseline = w.catalogue(dtype).remove(0);
+        let probes = o.spec.probes && w.stage_probes();
+        let sets = super::measure::build_sets(&variants, &baseline, probes);
+        for rows in o.spec.heights() {
+            for (_, p) in super::measure::points(w, o, dtype, rows)? {
+                let (_, point) = w.sweep_point(&p);
+                for (ins, vs) in &sets {
                     for v in vs {
-                        out.push(key(&v.name, *only, dtype, hidden, tile_rows, n));
+                        out.push(key(&v.name, ins.only, dtype, &point));
                     }
                 }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// The file a sharded sweep writes beside its sweep.jsonl.
@@ -97,7 +93,8 @@ pub const SHARD_SPEC: &str = "sweep.spec.json";
 pub struct ShardSpec {
     pub workload: String,
     pub spec: SweepSpec,
-    pub hidden: usize,
+    /// The problem the command line described, in words.
+    pub problem: String,
     pub seed: u64,
     pub shard: Shard,
 }

@@ -1,32 +1,25 @@
-//! The torch peers at every tile count of a sweep (`sweep --peers torch`): the same rows, dtype and
-//! seed as tilepipe's points, validated against the f64 reference before they are timed, each
-//! that passed appended as a point of its own (no mechanism, no stages: a line of the time and
-//! bandwidth plots, never of the speedup plot or the model).
+//! The torch peers at every size of a sweep (`sweep --peers torch`): the same inputs, precision
+//! and seed as tilepipe's points, validated as the workload validates its own outputs before they
+//! are timed, each that passed appended as a point of its own (no mechanism, no stages: a line of
+//! the time and figure plots, never of the speedup plot or the model).
 
-use super::{PointId, Provenance, Record, SweepOptions, append, key};
-use crate::Result;
+use super::SweepOptions;
+use super::measure::{Slice, gpu_of};
 use crate::clocks::ClockSample;
-use crate::dtype::DType;
-use crate::harness::{Harness, rotation_sets};
-use crate::peers::{self, PEER_NAMES, TorchRequest};
+use crate::engine::Engine;
+use crate::peers::{self, TorchRequest};
 use crate::progress::Progress;
-use crate::report::Status;
-use crate::report::peer::Peer;
-use crate::workload::{HostData, View, Workload};
-use std::collections::BTreeSet;
+use crate::results::sweep::{Record, key};
+use crate::results::sweep_store::append;
+use crate::results::{Peer, Status, gbps, tflops};
+use crate::workload::{Problem, Workload};
+use crate::Result;
 use std::path::Path;
 
-/// "GPU 0: NVIDIA H200 (GPU-...)": the GPU a point was measured on.
-pub fn gpu_of(h: &Harness) -> String {
-    let i = h.info();
-    format!("GPU {}: {} ({})", i.ordinal, i.name, i.uuid)
-}
-
-/// What the peers need of the GPU the sweep runs on (nothing that needs the GPU itself).
+/// What the peers need of the GPU the sweep runs on (nothing that needs the GPU itself, so the
+/// loop is tested without one).
 pub struct Context<'a> {
-    pub workload: &'static dyn Workload,
     pub device: usize,
-    pub l2_bytes: usize,
     /// The GPU, as every point names it.
     pub gpu: String,
     pub progress: &'a Progress,
@@ -35,144 +28,163 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
-    pub fn of(h: &'a Harness) -> Context<'a> {
+    pub fn of(e: &'a Engine) -> Context<'a> {
         Context {
-            workload: h.workload,
-            device: h.info().ordinal,
-            l2_bytes: h.info().l2_bytes as usize,
-            gpu: gpu_of(h),
-            progress: &h.progress,
-            clock: Box::new(|| h.clock()),
+            device: e.info().ordinal,
+            gpu: gpu_of(e),
+            progress: &e.progress,
+            clock: Box::new(|| e.clock()),
         }
     }
 }
 
-/// One row tile height of one dtype: what the peers are run on.
-pub struct Slice<'a> {
-    pub dtype: DType,
-    pub tile_rows: usize,
-    /// Sorted tile counts.
-    pub tiles: &'a [usize],
-    pub ceiling_gbps: f64,
-}
-
-/// Runs the peers at each tile count whose points this process owns and has not measured yet,
+/// Runs the peers at each size whose points this process owns and has not measured yet,
 /// appending each timed peer to the sweep and to `records`; a peer that failed, could not run or
 /// was not timed is a note with its reason, not a point.
-pub fn measure(
-    h: &Context,
-    o: &SweepOptions,
+pub fn measure<W: Workload>(
+    e: &Context,
+    w: &W,
+    o: &SweepOptions<W::Problem>,
     python: &Path,
-    s: &Slice,
-    done: &BTreeSet<String>,
+    s: &Slice<W::Problem>,
     records: &mut Vec<Record>,
 ) -> Result<()> {
-    for &n in s.tiles {
+    for (n, p) in s.points {
         crate::interrupt::check()?;
-        let key_of = |name: &str| key(name, 0, s.dtype, o.hidden, s.tile_rows, n);
-        let wanted = |k: &String| !done.contains(k) && o.shard.is_none_or(|sh| sh.owns(k));
-        if !PEER_NAMES.iter().map(|p| key_of(p)).any(|k| wanted(&k)) {
+        let (config, point) = w.sweep_point(p);
+        let x = w.inputs(p, o.seed);
+        let subject = w.peer_subject(p, &x, None);
+        let key_of = |name: &str| key(name, 0, p.dtype(), &point);
+        let wanted = |k: &String| !s.done.contains(k) && o.shard.is_none_or(|sh| sh.owns(k));
+        if !subject.names().iter().map(|name| key_of(name)).any(|k| wanted(&k)) {
             continue;
         }
-        h.progress.note(&format!(
-            "torch peers at {n} tiles of {} {} rows",
-            s.tile_rows, s.dtype
-        ));
-        let view = View::new(n * s.tile_rows, o.hidden, None, 0, None, s.dtype)?;
-        let data = HostData::generate(h.workload, view, s.dtype, o.seed);
-        let set_bytes = 2 * view.elements() * s.dtype.size();
+        e.progress.note(&format!("torch peers at {}", p.label()));
         let sync_ms = records
             .iter()
-            .find(|r| {
-                r.variant == "sync"
-                    && r.only == 0
-                    && (r.dtype, r.hidden, r.tile_rows, r.tiles)
-                        == (s.dtype, o.hidden, s.tile_rows, n)
-            })
+            .find(|r| r.variant == "sync" && r.only == 0 && r.key == key("sync", 0, p.dtype(), &point))
             .map(|r| r.median_ms);
         let req = TorchRequest {
             python: python.to_path_buf(),
-            device: h.device,
-            workload: h.workload.name(),
-            eps: h.workload.eps(),
-            buffer_sets: rotation_sets(h.l2_bytes, set_bytes),
+            device: e.device,
+            buffer_sets: 1,
             timing: o.timing,
-            ceiling_gbps: Some(s.ceiling_gbps),
+            ceiling_gbps: s.copy,
             baseline_ms: sync_ms,
         };
-        for p in peers::torch(&req, &data, s.tile_rows, &*h.clock) {
-            let k = key_of(&p.name);
-            match point(&p, &data, s, k.clone(), h.gpu.clone()) {
+        for peer in peers::torch(&req, subject.as_ref(), &*e.clock) {
+            let k = key_of(&peer.name);
+            let at = At {
+                key: k.clone(),
+                config: config.clone(),
+                size: *n,
+                gpu: e.gpu.clone(),
+            };
+            match point_of(w, &peer, p, at, s.copy.unwrap_or(0.0)) {
                 Ok(rec) if wanted(&k) => {
                     append(&o.jsonl, &rec)?;
                     records.push(rec);
                 }
                 Ok(_) => {}
-                Err(why) => h.progress.note(&format!("{} at {n} tiles: {why}", p.name)),
+                Err(why) => e.progress.note(&format!("{} at {}: {why}", peer.name, p.label())),
             }
         }
     }
     Ok(())
 }
 
+/// Where a peer's point lies: its key, configuration, size and GPU.
+pub struct At {
+    pub key: String,
+    pub config: String,
+    pub size: usize,
+    pub gpu: String,
+}
+
 /// A timed peer as a sweep point, or why it is not one.
-fn point(p: &Peer, data: &HostData, s: &Slice, k: String, gpu: String) -> Result<Record, String> {
-    let t = match (&p.status, &p.timing) {
+pub fn point_of<W: Workload>(
+    w: &W,
+    peer: &Peer,
+    p: &W::Problem,
+    at: At,
+    ceiling: f64,
+) -> Result<Record, String> {
+    let t = match (&peer.status, &peer.timing) {
         (Status::Passed, Some(t)) => t,
         (status, _) => {
             return Err(format!(
                 "{status:?}, not timed: {}",
-                p.detail.as_deref().unwrap_or("no reason given")
+                peer.detail.as_deref().unwrap_or("no reason given")
             ));
         }
     };
-    let id = PointId {
-        key: k,
-        variant: p.name.clone(),
+    let traffic = w.traffic(p);
+    let ms = t.device.median;
+    Ok(Record {
+        key: at.key,
+        workload: w.name().into(),
+        bound: w.bound(),
+        variant: peer.name.clone(),
         mechanism: None,
         stages: 0,
         only: 0,
-        dtype: s.dtype,
-        hidden: data.view.hidden,
-        tile_rows: s.tile_rows,
-        tiles: data.view.tokens.div_ceil(s.tile_rows),
+        dtype: p.dtype(),
+        config: at.config,
+        axis: w.sweep_axis().0.into(),
+        size: at.size,
         blocks: 0,
-        tiles_per_block: 0,
-    };
-    let from = Provenance {
-        validated: p
+        steps_per_block: 0,
+        bytes_moved: traffic.bytes,
+        flops: traffic.flops,
+        median_ms: ms,
+        min_ms: t.device.min,
+        max_ms: t.device.max,
+        rel_stdev: t.device.rel_stdev,
+        host_submit_us: t.host_submit.median,
+        gbps: gbps(traffic.bytes, ms),
+        tflops: (traffic.flops > 0).then(|| tflops(traffic.flops, ms)),
+        ceiling,
+        resources: None,
+        sm_clock_mhz: t.clocks.as_ref().and_then(|c| c.sm_range()),
+        clock_warning: t.clocks.as_ref().and_then(|c| c.warning.clone()),
+        validated: peer
             .checked
             .clone()
             .unwrap_or_else(|| "validated against the f64 reference".into()),
-        gpu,
+        gpu: Some(at.gpu),
         peer: Some(format!(
             "{}; {}",
-            p.version.as_deref().unwrap_or("version unknown"),
-            p.math
+            peer.version.as_deref().unwrap_or("version unknown"),
+            peer.math
         )),
-    };
-    let bytes = data.view.bytes_moved(s.dtype);
-    Ok(Record::measured(id, t, bytes, s.ceiling_gbps, from))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::{Summary, Timing};
-    use crate::sweep::plots;
+    use crate::dtype::DType;
+    use crate::render::sweep as plots;
+    use crate::results::Timing;
+    use crate::results::sweep_store;
+    use crate::verdict::statistics::Summary;
+    use crate::workload::copy::Copy;
+    use crate::workload::rows::{RowProblem, Rows, View};
 
-    fn slice() -> Slice<'static> {
-        Slice {
-            dtype: DType::Bf16,
-            tile_rows: 2,
-            tiles: &[8],
-            ceiling_gbps: 4000.0,
-        }
+    const W: Rows = Rows(&Copy);
+
+    fn problem() -> RowProblem {
+        let view = View::new(16, 64, None, 0, None, DType::Bf16).unwrap();
+        RowProblem::new(view, DType::Bf16, Some(2))
     }
 
-    fn data() -> HostData {
-        let view = View::new(16, 64, None, 0, None, DType::Bf16).unwrap();
-        HostData::generate(&crate::workload::copy::Copy, view, DType::Bf16, 3)
+    fn at(k: &str) -> At {
+        At {
+            key: k.into(),
+            config: "h64 r2".into(),
+            size: 8,
+            gpu: "GPU 0: X (u)".into(),
+        }
     }
 
     fn timed(name: &str, ms: &[f64]) -> Peer {
@@ -193,18 +205,17 @@ mod tests {
 
     #[test]
     fn a_timed_peer_is_a_point_without_mechanism_or_stages() {
-        let d = data();
-        let k = key("torch.compile", 0, DType::Bf16, 64, 2, 8);
-        let r = point(
+        let k = key("torch.compile", 0, DType::Bf16, "h64|r2|t8");
+        let r = point_of(
+            &W,
             &timed("torch.compile", &[0.002, 0.001, 0.003]),
-            &d,
-            &slice(),
-            k.clone(),
-            "GPU 0: X (u)".into(),
+            &problem(),
+            at(&k),
+            4000.0,
         )
         .unwrap();
         assert_eq!(
-            (&r.key, r.variant.as_str(), r.tiles),
+            (&r.key, r.variant.as_str(), r.size),
             (&k, "torch.compile", 8)
         );
         assert!(r.mechanism.is_none() && !r.is_own() && r.stages == 0);
@@ -228,26 +239,18 @@ mod tests {
     /// `merge`), though the model, which wants stages, never takes it.
     #[test]
     fn a_peer_point_survives_the_file() {
-        let d = data();
-        let k = key("torch.compile", 0, DType::Bf16, 64, 2, 8);
-        let peer = point(
-            &timed("torch.compile", &[0.002]),
-            &d,
-            &slice(),
-            k.clone(),
-            "g".into(),
-        )
-        .unwrap();
+        let k = key("torch.compile", 0, DType::Bf16, "h64|r2|t8");
+        let peer = point_of(&W, &timed("torch.compile", &[0.002]), &problem(), at(&k), 4000.0).unwrap();
         let dir = std::env::temp_dir().join(format!("tilepipe-sweep-peers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("sweep.jsonl");
         let _ = std::fs::remove_file(&f);
-        append(&f, &crate::sweep::tests::record("sync", 0, 1, 8, 0.01)).unwrap();
+        append(&f, &crate::results::sweep::tests::record("sync", 0, 1, 8, 0.01)).unwrap();
         append(&f, &peer).unwrap();
-        let loaded = crate::sweep::read(&f).unwrap();
+        let loaded = sweep_store::read(&f).unwrap();
         assert_eq!(loaded.records.len(), 2, "{:?}", loaded.skipped);
         assert_eq!(loaded.records[1], peer);
-        assert!(crate::sweep::measured(&f).unwrap().contains(&k));
+        assert!(sweep_store::measured(&f).unwrap().contains(&k));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
