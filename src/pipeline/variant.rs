@@ -361,4 +361,65 @@ impl<S> Variant<S> {
 }
 
 #[cfg(test)]
-mod tests;
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defines_select_the_mechanism() {
+        let b = PipeBuild {
+            dtype: DType::Bf16,
+            consumers: 256,
+            instrument: Instrument::CLEAN,
+            fold: 1,
+            split: 1,
+        };
+        let cp = Variant::control(Pipe::cpasync(2, 16), Control::SkipWait, "ctl");
+        let d = cp.defines(&b);
+        assert!(d.contains(&"-DMECH=2".to_string()));
+        assert!(d.contains(&"-DCONTROL=1".to_string()));
+        assert!(d.contains(&"-DCP_CG=1".to_string()));
+        let tma = Pipe::ring(Mechanism::Tma, 3, true).defines(&b);
+        assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
+    }
+
+    #[test]
+    fn requirements_name_what_is_wrong() {
+        let cp = Pipe::cpasync(2, 16);
+        assert_eq!(cp.unfit(90, 232448, 16384), None);
+        let why = cp.unfit(75, 232448, 16384).unwrap();
+        assert!(why.contains("needs sm_80"), "{why}");
+        let tma = Pipe::ring(Mechanism::Tma, 4, false);
+        assert!(tma.unfit(86, 232448, 16384).unwrap().contains("sm_90"));
+        let why = tma.unfit(90, 32768, 16384).unwrap();
+        assert!(why.contains("exceeds"), "{why}");
+    }
+
+    #[test]
+    fn select_by_prefix_and_reject_unknown() {
+        let all = vec![
+            Pipe::new("sync", Mechanism::Sync, 1, 16),
+            Pipe::cpasync(2, 16),
+            Pipe::cpasync(3, 16),
+            Pipe::cpasync(2, 8),
+        ];
+        let v = Variant::select(all.clone(), Some("sync,cpasync-cg")).unwrap();
+        let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(names, ["sync", "cpasync-cg16-s2", "cpasync-cg16-s3"]);
+        let e = Variant::select(all, Some("warp-magic"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("warp-magic") && e.contains("allowed"), "{e}");
+    }
+
+    #[test]
+    fn a_pipe_keeps_everything_but_its_shape_when_shaped() {
+        let p = Pipe::cpasync(3, 16).bounded(4);
+        let v = p.clone().shaped(7u32);
+        assert_eq!((v.shape, v.min_blocks, v.bypass_l1), (7, 4, true));
+        assert_eq!(v.pipe(), p);
+        // a variant recorded before min_blocks existed reads back unbounded
+        let mut j = serde_json::to_value(&v).unwrap();
+        j.as_object_mut().unwrap().remove("min_blocks");
+        assert_eq!(serde_json::from_value::<Variant<u32>>(j).unwrap().min_blocks, 0);
+    }
+}

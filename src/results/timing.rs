@@ -227,6 +227,20 @@ mod tests {
         assert!(n.contains("OUTSIDE the reported spread"), "{n}");
     }
 
+    fn timing(samples: usize, host_bound_samples: usize) -> Timing {
+        let ms = vec![1.0; samples];
+        Timing {
+            device: Summary::of(&ms).unwrap(),
+            host_submit: Summary::of(&ms).unwrap(),
+            device_ms: ms.clone(),
+            host_submit_us: ms,
+            warmup: 5,
+            buffer_sets: 1,
+            host_bound_samples,
+            clocks: None,
+        }
+    }
+
     #[test]
     fn host_bound_note_names_only_host_bound_timings() {
         let (sound, bound) = (timing(40, 0), timing(40, 3));

@@ -80,20 +80,6 @@ mod tests {
         assert!(Summary::of(&[1.0, f64::NAN]).is_none());
     }
 
-    fn timing(samples: usize, host_bound_samples: usize) -> Timing {
-        let ms = vec![1.0; samples];
-        Timing {
-            device: Summary::of(&ms).unwrap(),
-            host_submit: Summary::of(&ms).unwrap(),
-            device_ms: ms.clone(),
-            host_submit_us: ms,
-            warmup: 5,
-            buffer_sets: 1,
-            host_bound_samples,
-            clocks: None,
-        }
-    }
-
     #[test]
     fn noise_test_uses_ranges() {
         let a = Summary::of(&[10.0, 10.2, 10.4]).unwrap();

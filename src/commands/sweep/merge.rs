@@ -91,16 +91,20 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sweep::shard::Shard;
-    use crate::sweep::{SweepSpec, append, tests::record};
+    use crate::commands::sweep::SweepSpec;
+    use crate::commands::sweep::shard::Shard;
+    use crate::results::sweep::tests::record;
+    use crate::results::sweep_store::append;
+    use crate::workload::rmsnorm::RmsNorm;
+    use crate::workload::rows::Rows;
 
     fn shard_dir(root: &Path, name: &str, index: usize, count: usize, seed: u64) -> PathBuf {
         let dir = root.join(name);
         std::fs::create_dir_all(&dir).unwrap();
         let spec = ShardSpec {
             workload: "rmsnorm".into(),
-            spec: SweepSpec::default(),
-            hidden: 4096,
+            spec: SweepSpec::default_for(&Rows(&RmsNorm)),
+            problem: "bf16 h4096".into(),
             seed,
             shard: Shard { index, count },
         };

@@ -256,16 +256,15 @@ mod tests {
 
     #[test]
     fn a_peer_that_failed_or_was_skipped_is_no_point_and_says_why() {
-        let d = data();
         let mut failed = timed("torch eager", &[0.002]);
         failed.fail("validation: 12 elements beyond the bound".into());
-        let why = point(&failed, &d, &slice(), "k".into(), "g".into()).unwrap_err();
+        let why = point_of(&W, &failed, &problem(), at("k"), 4000.0).unwrap_err();
         assert!(
             why.contains("Failed") && why.contains("12 elements"),
             "{why}"
         );
         let skipped = Peer::skipped("torch.compile", "torch is not installed".into());
-        let why = point(&skipped, &d, &slice(), "k".into(), "g".into()).unwrap_err();
+        let why = point_of(&W, &skipped, &problem(), at("k"), 4000.0).unwrap_err();
         assert!(why.contains("torch is not installed"), "{why}");
     }
 
@@ -274,15 +273,23 @@ mod tests {
     /// points between them exactly.
     #[test]
     fn peers_are_measured_once_per_owned_point() {
-        use crate::sweep::shard::Shard;
+        use crate::commands::sweep::SweepSpec;
+        use crate::commands::sweep::shard::Shard;
+        use std::collections::BTreeSet;
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path();
-        for n in [2usize, 4] {
+        let points: Vec<(usize, RowProblem)> = [2usize, 4]
+            .into_iter()
+            .map(|n| (n, crate::workload::rows::RowProblem::new(
+                View::new(n * 2, 64, None, 0, None, DType::Bf16).unwrap(),
+                DType::Bf16,
+                Some(2),
+            )))
+            .collect();
+        for (n, p) in &points {
             // a dense view: the copy's exact output is the input allocation itself
-            let view = View::new(n * 2, 64, None, 0, None, DType::Bf16).unwrap();
-            let x = HostData::generate(&crate::workload::copy::Copy, view, DType::Bf16, 1).x;
-            std::fs::write(d.join(format!("{n}.bin")), x).unwrap();
+            std::fs::write(d.join(format!("{n}.bin")), W.inputs(p, 1).x).unwrap();
         }
         let py = d.join("python");
         // answers for both peers with the output of the tile count the spec asks for
@@ -303,20 +310,20 @@ done
         std::fs::set_permissions(&py, std::fs::Permissions::from_mode(0o755)).unwrap();
         let progress = Progress::silent();
         let ctx = Context {
-            workload: &crate::workload::copy::Copy,
             device: 0,
-            l2_bytes: 1 << 20,
             gpu: "GPU 0: test (GPU-0)".into(),
             progress: &progress,
             clock: Box::new(|| None),
         };
-        let s = Slice {
-            tiles: &[2, 4],
-            ..slice()
+        let none = BTreeSet::new();
+        let slice = |done| Slice {
+            points: &points,
+            copy: Some(4000.0),
+            done,
         };
         let opts = |file: &str, shard: Option<Shard>| SweepOptions {
-            spec: Default::default(),
-            hidden: 64,
+            spec: SweepSpec::default_for(&W),
+            base: points[0].1,
             seed: 1,
             jsonl: d.join(file),
             resume: true,
@@ -333,21 +340,21 @@ done
         };
         let o = opts("all.jsonl", None);
         let mut records = Vec::new();
-        measure(&ctx, &o, &py, &s, &BTreeSet::new(), &mut records).unwrap();
+        measure(&ctx, &W, &o, &py, &slice(&none), &mut records).unwrap();
         assert_eq!(records.len(), 4, "two peers at two tile counts");
         assert!(records.iter().all(|r| r.median_ms > 0.0 && !r.is_own()));
         assert_eq!(calls(), 2);
-        let written = crate::sweep::measured(&o.jsonl).unwrap();
+        let written = sweep_store::measured(&o.jsonl).unwrap();
         assert_eq!(written.len(), 4);
         let mut again = Vec::new();
-        measure(&ctx, &o, &py, &s, &written, &mut again).unwrap();
+        measure(&ctx, &W, &o, &py, &slice(&written), &mut again).unwrap();
         assert!(again.is_empty());
         assert_eq!(calls(), 2, "no session for points already measured");
         let mut split = BTreeSet::new();
         for index in 0..2 {
             let o = opts(&format!("s{index}.jsonl"), Some(Shard { index, count: 2 }));
             let mut mine = Vec::new();
-            measure(&ctx, &o, &py, &s, &BTreeSet::new(), &mut mine).unwrap();
+            measure(&ctx, &W, &o, &py, &slice(&none), &mut mine).unwrap();
             for r in mine {
                 assert!(split.insert(r.key), "a point in two shards");
             }
@@ -360,17 +367,19 @@ done
     #[test]
     fn peers_are_drawn_beside_the_variants_but_not_in_the_speedups() {
         let mut r = vec![
-            crate::sweep::tests::record("sync", 0, 1, 64, 0.02),
-            crate::sweep::tests::record("cpasync-cg16-s2", 0, 2, 64, 0.018),
+            crate::results::sweep::tests::record("sync", 0, 1, 64, 0.02),
+            crate::results::sweep::tests::record("cpasync-cg16-s2", 0, 2, 64, 0.018),
         ];
-        let d = View::new(128, 4096, None, 0, None, DType::Bf16).unwrap();
-        let data = HostData::generate(&crate::workload::copy::Copy, d, DType::Bf16, 1);
-        let s = Slice {
-            tiles: &[64],
-            ..slice()
+        let v = View::new(128, 4096, None, 0, None, DType::Bf16).unwrap();
+        let p = RowProblem::new(v, DType::Bf16, Some(2));
+        let k = key("torch.compile", 0, DType::Bf16, "h4096|r2|t64");
+        let at = At {
+            key: k,
+            config: "h4096 r2".into(),
+            size: 64,
+            gpu: "g".into(),
         };
-        let k = key("torch.compile", 0, DType::Bf16, 4096, 2, 64);
-        r.push(point(&timed("torch.compile", &[0.03]), &data, &s, k, "g".into()).unwrap());
+        r.push(point_of(&W, &timed("torch.compile", &[0.03]), &p, at, 4000.0).unwrap());
         assert!(plots::time_per_tile(&r).unwrap().contains("torch.compile"));
         assert!(plots::bandwidth(&r).unwrap().contains("torch.compile"));
         let speedup = plots::speedup_vs_stages(&r).unwrap();

@@ -102,7 +102,27 @@ pub struct ShardSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
+    use crate::workload::rmsnorm::RmsNorm;
+    use crate::workload::rows::{RowProblem, Rows, View};
     use proptest::prelude::*;
+
+    const W: Rows = Rows(&RmsNorm);
+
+    fn opts(spec: SweepSpec) -> SweepOptions<RowProblem> {
+        let view = View::new(1, 4096, None, 0, None, DType::Bf16).unwrap();
+        SweepOptions {
+            spec,
+            base: RowProblem::new(view, DType::Bf16, None),
+            seed: 1,
+            jsonl: "sweep.jsonl".into(),
+            resume: false,
+            timing: Default::default(),
+            shard: None,
+            worker: None,
+            torch_python: None,
+        }
+    }
 
     #[test]
     fn a_shard_is_i_of_n() {
@@ -125,8 +145,8 @@ mod tests {
             tiles in proptest::collection::vec(1usize..100_000, 1..6),
             probes: bool,
         ) {
-            let spec = SweepSpec { stages, tiles, probes, ..SweepSpec::default() };
-            let all = points(&spec, 4096);
+            let spec = SweepSpec { stages, sizes: tiles, probes, ..SweepSpec::default_for(&W) };
+            let all = points(&W, &opts(spec)).unwrap();
             for k in &all {
                 let owners = (0..count).filter(|&i| Shard { index: i, count }.owns(k)).count();
                 prop_assert_eq!(owners, 1, "{}", k);
@@ -136,8 +156,8 @@ mod tests {
 
     #[test]
     fn workers_split_the_variants_whole_and_disjoint() {
-        let spec = SweepSpec::default();
-        let all = spec.variants();
+        let spec = SweepSpec::default_for(&W);
+        let all = spec.variants(&W, DType::Bf16);
         let parts: Vec<Vec<String>> = (0..3)
             .map(|index| {
                 workers_variants(all.clone(), Some(Shard { index, count: 3 }))
@@ -158,14 +178,14 @@ mod tests {
     #[test]
     fn points_are_the_keys_a_sweep_writes() {
         let spec = SweepSpec {
-            tiles: vec![16, 4],
-            ..SweepSpec::default()
+            sizes: vec![16, 4],
+            ..SweepSpec::default_for(&W)
         };
-        let p = points(&spec, 4096);
-        let variants = spec.variants().len();
+        let variants = spec.variants(&W, DType::Bf16).len();
+        let p = points(&W, &opts(spec)).unwrap();
         // (variants whole + variants copy-only + 1 compute-only) per tile count
         assert_eq!(p.len(), 2 * (2 * variants + 1));
-        assert_eq!(p[0], key("sync", 0, crate::dtype::DType::Bf16, 4096, 2, 4));
+        assert_eq!(p[0], key("sync", 0, DType::Bf16, "h4096|r2|t4"));
         assert!(p.iter().any(|k| k.starts_with("sync|only2|")));
     }
 }

@@ -104,7 +104,7 @@ pub fn json(s: &SuiteReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::outcome::TestResult;
+    use crate::results::TestResult;
 
     fn suite() -> SuiteReport {
         let t = |name: &str, passed, detail: &str| TestResult {

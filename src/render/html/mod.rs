@@ -111,6 +111,10 @@ pub fn render<P>(r: &RunResults<P>) -> String {
         @if let Some(c) = &r.ceiling {
             p { "Measured in this run: " (c.describe()) "." }
         }
+        @if let Some(v) = &r.vendor {
+            p { "Measured beside the variants: " (v.name) " " (v.version.as_deref().unwrap_or("")) " (" (v.math) "): " (v.status.label())
+                @if let Some(why) = &v.detail { " - " (why) } }
+        }
         (clock_section(r))
         h2 { "Summary" }
         p { (how) " The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
@@ -123,7 +127,7 @@ pub fn render<P>(r: &RunResults<P>) -> String {
             (table(&LADDER_HEADER, &LADDER_RIGHT, steps))
         }
         (problems(r))
-        (peers(r.vendor.iter().chain(&r.peers), "Same GPU, input bytes, seed and timing rule as the variants (CUDA events around each launch after warm-up); each output validated against the same references before it was timed. Their outputs come from their own allocators."))
+        (peers(r.peers.iter(), "Same GPU, input bytes, seed and timing rule as the variants (CUDA events around each launch after warm-up); each output validated against the same references before it was timed. Their outputs come from their own allocators."))
         h2 { "Evidence: resources, occupancy, SASS, completion" }
         (table(&EVIDENCE_HEADER, &[1, 3], evidence_rows(r)))
         @for v in r.variants.iter().filter(|v| v.resources.is_some() || v.sass.is_some()) {

@@ -2,12 +2,14 @@ use super::*;
 use crate::clocks::{ClockSample, ClockTrace};
 use crate::evidence::sass::{EXCERPT_LINES, bounded_excerpt};
 
-fn fixture(name: &str) -> RunResults {
+type Run = RunResults<serde_json::Value>;
+
+fn fixture(name: &str) -> Run {
     RunResults::read(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name)).unwrap()
 }
 
 /// The recorded H200 run with three traced variants.
-fn traced() -> RunResults {
+fn traced() -> Run {
     fixture("tests/fixtures/results.json")
 }
 
@@ -37,7 +39,7 @@ fn every_plot_has_a_legend_a_title_and_axis_units() {
         chart::TITLE,
         "GB/s: bytes moved",
         "copy ceiling: cuMemcpyDtoD in this run, 4262 GB/s",
-        timeline::svg::TITLE,
+        timeline::TITLE,
         "microseconds from",
         "copy in flight (issue to ready)",
     ] {
@@ -119,7 +121,7 @@ fn clocks_that_moved_are_warned_about_and_steady_ones_said_so() {
     assert!(!page.contains("class=\"warn\""));
     assert!(page.contains("held within 2%"));
     // a peer's clocks are read as the variants' are, and warned about alike
-    let mut peer = crate::report::peer::Peer::new("torch.compile", None, "default mode");
+    let mut peer = crate::results::Peer::new("torch.compile", None, "default mode");
     let mut t = r.variants[0].timing.clone().expect("timed");
     t.clocks = Some(ClockTrace::new(vec![sample(1980), sample(1740)]));
     peer.timing = Some(t);
@@ -129,26 +131,23 @@ fn clocks_that_moved_are_warned_about_and_steady_ones_said_so() {
 }
 
 /// A GEMM run recorded on the H200 (bf16, 8192^3, B [N x K]).
-fn gemm_run() -> crate::report::gemm::GemmRun {
-    crate::report::gemm::GemmRun::read(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gemm-h200.json"),
-    )
-    .unwrap()
+fn gemm_run() -> Run {
+    fixture("tests/fixtures/gemm-h200.json")
 }
 
 #[test]
 fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
     let r = gemm_run();
-    let page = gemm::render(&r);
+    let page = render(&r);
     assert!(!page.contains("<script") && !page.contains("<img"));
     assert_eq!(page.matches("<svg").count(), 1, "the TFLOP/s chart");
     assert_eq!(page.matches("<g class=\"legend\">").count(), 1);
     for text in [
-        gemm::CHART_TITLE,
-        "TFLOP/s: 2 M N K / median device time",
+        chart::TFLOPS_TITLE,
+        "TFLOP/s: floating-point operations / median device time",
         "cuBLAS in this run, 804.7 TFLOP/s",
-        "cuBLAS 13.1.0",
-        "% cuBLAS",
+        "13.1.0",
+        "% of cuBLAS",
         "sync, bit for bit",
     ] {
         assert!(page.contains(text), "{text}");
@@ -158,15 +157,15 @@ fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
         r.variants.len()
     );
     let mut untimed = r.clone();
-    untimed.variants.iter_mut().for_each(|v| v.tflops = None);
-    assert!(gemm::render(&untimed).contains("No plot: no timed variants"));
+    untimed.variants.iter_mut().for_each(|v| v.perf = None);
+    assert!(render(&untimed).contains("No plot: no timed variants"));
     // no peers asked for, no peers section; with them, each with how its C was checked
     assert!(!page.contains("id=\"peers\""));
     let mut with = r.clone();
-    let mut mm = crate::report::peer::Peer::new("torch.matmul", None, "a @ b in bf16");
+    let mut mm = crate::results::Peer::new("torch.matmul", None, "a @ b in bf16");
     mm.checked = Some("f64 reference: 4096 elements within bounds".into());
     with.peers.push(mm);
-    let page = gemm::render(&with);
-    assert!(page.contains("id=\"peers\"") && page.contains("torch.matmul (peer)"));
+    let page = render(&with);
+    assert!(page.contains("id=\"peers\"") && page.contains("torch.matmul"));
     assert!(page.contains("f64 reference: 4096 elements within bounds"));
 }

@@ -84,7 +84,7 @@ mod tests {
     fn reference_row_by_hand() {
         // one row [3, 4] (f32), gamma [1, 0.5]: mean(x^2) = 12.5, inv = 1/sqrt(12.5 + 1e-6)
         let view = View::new(1, 4, None, 0, None, DType::F32).unwrap();
-        let p = super::rows::RowProblem::new(view, DType::F32, Some(1));
+        let p = crate::workload::rows::RowProblem::new(view, DType::F32, Some(1));
         let mut d = HostData::generate(&RmsNorm, &p, 1);
         d.x.clear();
         for v in [3.0f32, 4.0, 0.0, 0.0] {

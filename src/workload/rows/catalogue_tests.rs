@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::dtype::DType;
+use crate::pipeline::{Claim, Pipe};
 
 fn cfg() -> BuildConfig {
     BuildConfig::new(DType::Bf16, 4096, None)
@@ -13,15 +14,15 @@ fn cfg() -> BuildConfig {
 /// aligned, for every variant at every hidden size a row of whole 16-byte vectors allows.
 #[test]
 fn every_stage_destination_is_aligned_for_its_copy() {
-    for v in Variant::catalogue().iter().chain(&Variant::controls()) {
+    for v in catalogue().iter().chain(&controls()) {
         for dt in DType::ALL {
             let vec = 16 / dt.size();
             for hidden in (vec..=8192).step_by(vec) {
                 for tile_rows in 1..=8 {
-                    let cfg = v.config(&BuildConfig::new(dt, hidden, Some(tile_rows)));
+                    let cfg = config(&v, &BuildConfig::new(dt, hidden, Some(tile_rows)));
                     let slot = cfg.slot_bytes();
                     assert!(slot >= cfg.tile_rows as u32 * cfg.row_bytes());
-                    assert_eq!(v.dynamic_smem(&cfg), v.slots() * slot);
+                    assert_eq!(dynamic_smem(&v, &cfg), v.slots() * slot);
                     for s in 0..v.stages {
                         assert_eq!((s * slot) % 128, 0, "{} {dt} {hidden} stage {s}", v.name);
                     }
@@ -35,41 +36,41 @@ fn every_stage_destination_is_aligned_for_its_copy() {
 
 #[test]
 fn a_variant_with_its_own_tile_size_overrides_the_runs() {
-    let big = Variant::catalogue()
+    let big = catalogue()
         .into_iter()
         .find(|v| v.name == "tma-ws-s3-64k")
         .expect("the 64 KiB TMA variant is catalogued");
-    assert_eq!(big.config(&cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
-    assert_eq!(big.dynamic_smem(&big.config(&cfg())), 3 * 65536);
+    assert_eq!(config(&big, &cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
+    assert_eq!(dynamic_smem(&big, &config(&big, &cfg())), 3 * 65536);
     let f32_wide = BuildConfig::new(DType::F32, 16384, None);
     assert_eq!(
-        big.config(&f32_wide).tile_rows,
+        config(&big, &f32_wide).tile_rows,
         1,
         "a row above 64 KiB: one row"
     );
-    let plain = Variant::with_stages(Mechanism::Tma, 3, true);
-    assert_eq!(plain.config(&cfg()), cfg());
+    let plain = row(Pipe::with_stages(Mechanism::Tma, 3, true));
+    assert_eq!(config(&plain, &cfg()), cfg());
 }
 
 #[test]
 fn direct_reads_the_runs_tiles_in_place() {
-    let all = Variant::catalogue();
+    let all = catalogue();
     let i = all.iter().position(|v| v.name == "direct").unwrap();
     assert_eq!(all[i - 1].name, "regprefetch");
     let d = &all[i];
-    assert_eq!(d, &Variant::with_stages(Mechanism::Direct, 3, true));
+    assert_eq!(d, &direct(1));
     assert_eq!(d.claim(), Claim::Direct);
     assert!(!d.is_baseline() && !d.mechanism.uses_mbarrier_ring());
     // the run's tile height (two rows here), and no slot in shared memory
-    let c = d.config(&cfg());
+    let c = config(&d, &cfg());
     assert_eq!(c, cfg());
     assert_eq!(c.tile_rows, 2);
-    assert_eq!(d.dynamic_smem(&c), 0);
-    assert_eq!(d.unsupported_on(70, 0, &c), None);
-    assert!(d.defines(&c).contains(&"-DMECH=7".to_string()));
-    assert!(d.completion(&c).starts_with("no staging"));
+    assert_eq!(dynamic_smem(&d, &c), 0);
+    assert_eq!(unsupported_on(&d, 70, 0, &c), None);
+    assert!(defines(&d, &c).contains(&"-DMECH=7".to_string()));
+    assert!(completion(&d, &c).starts_with("no staging"));
     assert!(
-        Variant::controls()
+        controls()
             .iter()
             .all(|v| v.mechanism != d.mechanism)
     );
@@ -77,59 +78,59 @@ fn direct_reads_the_runs_tiles_in_place() {
 
 #[test]
 fn direct_x2_and_split2_regroup_threads_and_keep_the_runs_reduction() {
-    let all = Variant::catalogue();
+    let all = catalogue();
     let x2 = all.iter().find(|v| v.name == "direct-x2").unwrap();
-    assert_eq!(x2, &Variant::direct(2));
-    assert_eq!((x2.mechanism, x2.fold), (Mechanism::Direct, 2));
+    assert_eq!(x2, &direct(2));
+    assert_eq!((x2.mechanism, x2.shape.fold), (Mechanism::Direct, 2));
     // a block of 128 threads, each doing the work of two of the run's 256: the kernel lays its
     // reduction out for CONSUMERS x FOLD = 256 threads, as sync does
-    let c = x2.config(&cfg());
+    let c = config(&x2, &cfg());
     assert_eq!(c.consumers, cfg().consumers / 2);
-    assert_eq!(x2.threads(&c), 128);
-    let d = x2.defines(&c);
+    assert_eq!(threads(&x2, &c), 128);
+    let d = defines(&x2, &c);
     assert!(d.contains(&"-DCONSUMERS=128".to_string()) && d.contains(&"-DFOLD=2".to_string()));
     assert!(
-        x2.completion(&c)
+        completion(&x2, &c)
             .contains("a block of 128 threads, each doing the work of 2")
     );
     // direct-split2: a block of 512 threads, each holding half of one reduction thread's vectors
     let s2 = all.iter().find(|v| v.name == "direct-split2").unwrap();
-    assert_eq!(s2, &Variant::direct_split(2));
-    assert_eq!((s2.fold, s2.split), (1, 2));
-    let c = s2.config(&cfg());
-    assert_eq!(s2.threads(&c), 512);
-    let d = s2.defines(&c);
+    assert_eq!(s2, &direct_split(2));
+    assert_eq!((s2.shape.fold, s2.shape.split), (1, 2));
+    let c = config(&s2, &cfg());
+    assert_eq!(threads(&s2, &c), 512);
+    let d = defines(&s2, &c);
     assert!(d.contains(&"-DCONSUMERS=512".to_string()) && d.contains(&"-DSPLIT=2".to_string()));
     assert!(
-        s2.completion(&c)
+        completion(&s2, &c)
             .contains("a block of 512 threads, each holding 1/2 of one")
     );
     // every other variant regroups nothing
     assert!(
         all.iter()
             .filter(|v| !["direct-x2", "direct-split2"].contains(&v.name.as_str()))
-            .all(|v| v.fold == 1
-                && v.split == 1
-                && v.defines(&cfg()).contains(&"-DFOLD=1".to_string())
-                && v.defines(&cfg()).contains(&"-DSPLIT=1".to_string()))
+            .all(|v| v.shape.fold == 1
+                && v.shape.split == 1
+                && defines(&v, &cfg()).contains(&"-DFOLD=1".to_string())
+                && defines(&v, &cfg()).contains(&"-DSPLIT=1".to_string()))
     );
     // a variant recorded before the field existed reads back unfolded
-    let mut j = serde_json::to_value(Variant::direct(1)).unwrap();
+    let mut j = serde_json::to_value(direct(1)).unwrap();
     j.as_object_mut().unwrap().remove("fold");
     j.as_object_mut().unwrap().remove("split");
-    let back = serde_json::from_value::<Variant>(j).unwrap();
-    assert_eq!((back.fold, back.split), (1, 1));
+    let back = serde_json::from_value::<RowVariant>(j).unwrap();
+    assert_eq!((back.shape.fold, back.shape.split), (1, 1));
 }
 
 #[test]
 fn launch_bounds_reach_the_kernel_only_where_the_catalogue_sets_them() {
-    let all = Variant::catalogue();
+    let all = catalogue();
     let bound = |name: &str| all.iter().find(|v| v.name == name).unwrap().min_blocks;
     assert_eq!(bound("mca-pipeline-a16-s2"), 4);
     assert_eq!(bound("mca-pipeline-elem-s2"), 8);
     assert_eq!(bound("sync"), 0);
     for v in &all {
-        let d = v.defines(&cfg());
+        let d = defines(&v, &cfg());
         assert!(
             d.contains(&format!("-DMIN_BLOCKS={}", v.min_blocks)),
             "{}",
@@ -138,26 +139,26 @@ fn launch_bounds_reach_the_kernel_only_where_the_catalogue_sets_them() {
     }
     // the sweep's variants keep ptxas's own choice
     assert_eq!(
-        Variant::with_stages(Mechanism::Cpasync, 3, false).min_blocks,
+        row(Pipe::with_stages(Mechanism::Cpasync, 3, false)).min_blocks,
         0
     );
     // a variant recorded before the field existed reads back unbounded
-    let mut j = serde_json::to_value(Variant::cpasync(3, 16).bounded(4)).unwrap();
+    let mut j = serde_json::to_value(row(Pipe::cpasync(3, 16)).bounded(4)).unwrap();
     j.as_object_mut().unwrap().remove("min_blocks");
-    assert_eq!(serde_json::from_value::<Variant>(j).unwrap().min_blocks, 0);
+    assert_eq!(serde_json::from_value::<RowVariant>(j).unwrap().min_blocks, 0);
 }
 
 #[test]
 fn catalogue_names_are_unique_and_baseline_first() {
-    let mut all = Variant::catalogue();
+    let mut all = catalogue();
     assert!(all[0].is_baseline());
-    all.extend(Variant::controls());
+    all.extend(controls());
     let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
     names.sort();
     let n = names.len();
     names.dedup();
     assert_eq!(n, names.len());
-    assert!(Variant::controls().iter().all(Variant::is_control));
+    assert!(controls().iter().all(Variant::is_control));
 }
 
 #[test]
@@ -171,23 +172,23 @@ fn default_tiles_are_about_16k() {
 #[test]
 fn requirements_name_what_is_wrong() {
     let c = cfg();
-    let cp = Variant::cpasync(2, 16);
-    assert_eq!(cp.unsupported_on(90, 232448, &c), None);
-    let why = cp.unsupported_on(75, 232448, &c).unwrap();
+    let cp = row(Pipe::cpasync(2, 16));
+    assert_eq!(unsupported_on(&cp, 90, 232448, &c), None);
+    let why = unsupported_on(&cp, 75, 232448, &c).unwrap();
     assert!(why.contains("needs sm_80"), "{why}");
-    let tma = Variant::ring(Mechanism::Tma, 4, false);
+    let tma = row(Pipe::ring(Mechanism::Tma, 4, false));
     assert!(
-        tma.unsupported_on(86, 232448, &c)
+        unsupported_on(&tma, 86, 232448, &c)
             .unwrap()
             .contains("sm_90")
     );
-    let why = tma.unsupported_on(90, 32768, &c).unwrap();
+    let why = unsupported_on(&tma, 90, 32768, &c).unwrap();
     assert!(why.contains("exceeds"), "{why}");
 }
 
 #[test]
 fn select_by_prefix_and_reject_unknown() {
-    let v = Variant::select(Variant::catalogue(), Some("sync,cpasync-cg")).unwrap();
+    let v = Variant::select(catalogue(), Some("sync,cpasync-cg")).unwrap();
     let names: Vec<&str> = v.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(
         names,
@@ -199,26 +200,16 @@ fn select_by_prefix_and_reject_unknown() {
             "cpasync-cg16-s4"
         ]
     );
-    let e = Variant::select(Variant::catalogue(), Some("warp-magic"))
+    let e = Variant::select(catalogue(), Some("warp-magic"))
         .unwrap_err()
         .to_string();
     assert!(e.contains("warp-magic") && e.contains("allowed"), "{e}");
 }
 
 #[test]
-fn defines_select_the_mechanism() {
-    let d = Variant::controls()[0].defines(&cfg());
-    assert!(d.contains(&"-DMECH=2".to_string()));
-    assert!(d.contains(&"-DCONTROL=1".to_string()));
-    assert!(d.contains(&"-DCP_CG=1".to_string()));
-    let tma = Variant::ring(Mechanism::Tma, 3, true).defines(&cfg());
-    assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
-}
-
-#[test]
 fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
-    let all = Variant::catalogue();
-    let twins: Vec<&Variant> = all.iter().filter(|v| v.l2_evict_last).collect();
+    let all = catalogue();
+    let twins: Vec<&RowVariant> = all.iter().filter(|v| v.l2_evict_last).collect();
     let names: Vec<&str> = twins.iter().map(|v| v.name.as_str()).collect();
     assert_eq!(
         names,
@@ -242,30 +233,30 @@ fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
         };
         assert_eq!(&unhinted, base);
         assert!(t.takes_l2_policy());
-        assert!(t.defines(&cfg()).contains(&"-DL2_EVICT_LAST=1".to_string()));
+        assert!(defines(&t, &cfg()).contains(&"-DL2_EVICT_LAST=1".to_string()));
         assert!(
-            base.defines(&cfg())
+            defines(&base, &cfg())
                 .contains(&"-DL2_EVICT_LAST=0".to_string())
         );
         assert!(
-            t.completion(&cfg())
+            completion(&t, &cfg())
                 .ends_with("its copies mark their L2 lines evict-last")
         );
-        assert!(!base.completion(&cfg()).contains("evict-last"));
+        assert!(!completion(&base, &cfg()).contains("evict-last"));
     }
     // copies that take no policy are refused the flag
     for v in [
-        Variant::cpasync(2, 8),
-        Variant::new("sync", Mechanism::Sync, 1, 16),
-        Variant::mca(Mechanism::MemcpyAsyncPipeline, McaForm::Aligned16, 2),
-        Variant::direct(1),
+        row(Pipe::cpasync(2, 8)),
+        row(Pipe::new("sync", Mechanism::Sync, 1, 16)),
+        row(Pipe::mca(Mechanism::MemcpyAsyncPipeline, McaForm::Aligned16, 2)),
+        direct(1),
     ] {
         assert!(!v.takes_l2_policy(), "{}", v.name);
         let refused = std::panic::catch_unwind(|| v.clone().evict_last());
         assert!(refused.is_err(), "{}", v.name);
     }
     // a variant recorded before the field existed reads back without the policy
-    let mut j = serde_json::to_value(Variant::cpasync(2, 16)).unwrap();
+    let mut j = serde_json::to_value(row(Pipe::cpasync(2, 16))).unwrap();
     j.as_object_mut().unwrap().remove("l2_evict_last");
-    assert!(!serde_json::from_value::<Variant>(j).unwrap().l2_evict_last);
+    assert!(!serde_json::from_value::<RowVariant>(j).unwrap().l2_evict_last);
 }
