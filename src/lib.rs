@@ -23,13 +23,11 @@ pub mod interrupt;
 pub mod meminfo;
 pub mod model;
 pub mod peers;
-pub mod render;
 pub mod pipeline;
 pub mod progress;
 pub mod queue_lab;
-
+pub mod render;
 pub mod results;
-
 pub mod toolchain;
 pub mod verdict;
 pub mod workload;

@@ -116,10 +116,14 @@ fn report_renders_an_h200_results_file() {
 fn report_refuses_other_files_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("results.json");
-    std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
+    std::fs::write(&bad, "{\"schema_version\": 2}").unwrap();
     let out = tilepipe().arg("report").arg(&bad).output().unwrap();
     assert!(!out.status.success());
     assert_says(&out, "missing field");
+    // a file of another schema says which
+    std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
+    let out = tilepipe().arg("report").arg(&bad).output().unwrap();
+    assert_says(&out, "schema_version 1 (this tilepipe reads 2)");
 }
 
 #[test]
@@ -401,8 +405,8 @@ fn model_skips_a_record_it_cannot_take_and_says_why() {
     let p = dir.path().join("sweep.jsonl");
     let text = std::fs::read_to_string(fixture("sweep.jsonl")).unwrap();
     let first = text.lines().next().unwrap().replace(
-        "\"tiles_per_block\":1,",
-        "\"tiles_per_block\":1000000000000000,",
+        "\"steps_per_block\":1,",
+        "\"steps_per_block\":1000000000000000,",
     );
     assert!(first.contains("1000000000000000"));
     std::fs::write(&p, format!("{first}\n{text}")).unwrap();

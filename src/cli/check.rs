@@ -79,11 +79,14 @@ impl Visitor for CheckArgs {
             .collect::<Result<Vec<_>, _>>()?;
         // each suite axis flag belongs to the workloads that name it; another's is refused
         let mut axis = None;
-        for (flag, value) in [("--suite-hidden", &a.suite_hidden), ("--layouts", &a.layouts)] {
+        for (flag, value) in [
+            ("--suite-hidden", &a.suite_hidden),
+            ("--layouts", &a.layouts),
+        ] {
             match (value, flag == w.suite_axis()) {
                 (Some(v), true) => axis = Some(v.clone()),
                 (Some(_), false) => anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
-                    "{flag} is not taken by --workload {} (its suite axis is {})",
+                    "{flag} is not taken by --workload {} (allowed: its suite axis, {})",
                     w.name(),
                     w.suite_axis()
                 ))),

@@ -53,7 +53,7 @@ pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     let (base, new) = (load("BASE", &a.base)?, load("NEW", &a.new)?);
     if base.workload.name != new.workload.name {
         return Err(Error::InvalidArgument(format!(
-            "BASE is a {} run and NEW a {} run: compare takes two runs of one workload",
+            "BASE is a {} run and NEW a {} run: compare takes two runs of one workload (allowed: two results.json of the same workload)",
             base.workload.name, new.workload.name
         ))
         .into());

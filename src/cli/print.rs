@@ -64,7 +64,10 @@ pub fn tables<P>(r: &RunResults<P>) {
     println!("{}", table::evidence(r));
     let ladder = table::ladder_rows(r);
     if !ladder.is_empty() {
-        println!("the {} ladder, each step's fastest variant in this run:", r.workload.name);
+        println!(
+            "the {} ladder, each step's fastest variant in this run:",
+            r.workload.name
+        );
         println!(
             "{}",
             table::render(&table::LADDER_HEADER, &table::LADDER_RIGHT, ladder)

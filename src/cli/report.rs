@@ -34,6 +34,7 @@ fn html_path(out: &Path) -> PathBuf {
 pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
     // any workload's results: its problem is read as it was written, and shown in words
     let r = RunResults::<serde_json::Value>::read(&a.results)?;
+    print::run_header(&r);
     print::tables(&r);
     print::timelines(&r.timelines);
     print::problems_and_notes(&r);

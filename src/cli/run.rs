@@ -7,15 +7,16 @@ use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use tilepipe::commands::run::{ChildRun, RunOptions, run_isolated};
-use tilepipe::commands::timeline::{timeline, traceable};
+use tilepipe::commands::timeline::traceable;
 use tilepipe::engine::TimingOptions;
 use tilepipe::engine::time::MAX_REPEATS;
 use tilepipe::engine::trace::TraceOptions;
+use tilepipe::engine::trace::capture;
+use tilepipe::fsio;
 use tilepipe::pipeline::Variant;
 use tilepipe::render;
 use tilepipe::results::Status;
 use tilepipe::workload::{Problem, Visitor, Workload};
-use tilepipe::fsio;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -115,12 +116,14 @@ impl Visitor for RunArgs {
         } else if let (Some(traced), None) = (traced, &outcome.fatal) {
             let names: Vec<String> = traced.iter().map(|v| v.name.clone()).collect();
             let (variants, skipped) = traceable(&e, w, &names.join(","), &p)?;
-            skipped.iter().for_each(|s| print::notice(&format!("not traced: {s}")));
+            skipped
+                .iter()
+                .for_each(|s| print::notice(&format!("not traced: {s}")));
             let o = TraceOptions {
                 blocks: 4,
                 tiles: 32,
             };
-            match timeline(&e, w, &variants, &p, a.problem.seed, o) {
+            match capture(&e, w, &variants, &p, a.problem.seed, o) {
                 Ok(tl) => {
                     write_timeline(&tl, a.out.as_deref())?;
                     outcome.results.timelines = tl;

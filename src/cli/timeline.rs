@@ -6,8 +6,9 @@ use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tilepipe::commands::timeline::{timeline, traceable};
+use tilepipe::commands::timeline::traceable;
 use tilepipe::engine::trace::TraceOptions;
+use tilepipe::engine::trace::capture;
 use tilepipe::fsio;
 use tilepipe::render::timeline as svg;
 use tilepipe::results::TimelineResult;
@@ -72,6 +73,10 @@ impl Visitor for TimelineArgs {
             true => w.traced().to_string(),
             false => a.variants.join(","),
         };
+        tilepipe::pipeline::Variant::select(
+            w.catalogue(tilepipe::workload::Problem::dtype(&p)),
+            Some(&list),
+        )?;
         if let Some(dir) = &a.out {
             fsio::writable_dir(dir)?;
         }
@@ -84,7 +89,7 @@ impl Visitor for TimelineArgs {
             blocks: a.blocks,
             tiles: a.tiles,
         };
-        let tl = timeline(&e, w, &variants, &p, a.problem.seed, o)?;
+        let tl = capture(&e, w, &variants, &p, a.problem.seed, o)?;
         print::timelines(&tl);
         write_timeline(&tl, a.out.as_deref())?;
         Ok(if tl.iter().all(|t| t.verdict.passed) {

@@ -5,6 +5,6 @@
 pub mod check;
 pub mod probe;
 pub mod run;
-pub mod sweep;
 pub mod sass;
+pub mod sweep;
 pub mod timeline;

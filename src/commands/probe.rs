@@ -16,7 +16,11 @@ pub fn named<W: Workload>(
     dtype: crate::dtype::DType,
     name: &str,
 ) -> Result<Variant<W::Shape>> {
-    let all: Vec<_> = w.catalogue(dtype).into_iter().chain(w.controls(dtype)).collect();
+    let all: Vec<_> = w
+        .catalogue(dtype)
+        .into_iter()
+        .chain(w.controls(dtype))
+        .collect();
     if let Some(v) = all.iter().find(|v| v.name == name) {
         return Ok(v.clone());
     }
@@ -61,7 +65,10 @@ pub fn probe<W: Workload>(
         .filter(|t| t.name != fitted.name)
         .map(|t| w.fit(t, &problems));
     let mut jobs = vec![Job::new(&fitted, &case.problem, instrument)];
-    jobs.extend(twin.iter().map(|t| Job::new(t, &case.problem, Instrument::CLEAN)));
+    jobs.extend(
+        twin.iter()
+            .map(|t| Job::new(t, &case.problem, Instrument::CLEAN)),
+    );
     let mut ready = prepare_all(e, w, jobs, false)
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
@@ -76,7 +83,15 @@ pub fn probe<W: Workload>(
             crate::commands::run::result_of(w, &fitted, &case.problem),
             crate::commands::run::result_of(w, &fitted, &case.problem),
         ];
-        validate_case(e, w, &lineup, None, &mut results, case, seed.wrapping_add(i))?;
+        validate_case(
+            e,
+            w,
+            &lineup,
+            None,
+            &mut results,
+            case,
+            seed.wrapping_add(i),
+        )?;
         let verdict = match (&results[0].status, &results[1].status) {
             (Status::Passed, Status::Passed) => Ok(()),
             (Status::Passed, _) => Err(results[1].detail.clone().unwrap_or_default()),

@@ -3,6 +3,7 @@
 //! the movement classes, the attestation, the workload's math, the completion protocol and the
 //! mbarrier initialisation check, beside the annotated listing.
 
+use crate::Result;
 use crate::arch::Arch;
 use crate::engine::build;
 use crate::evidence::sass::{self, SassEvidence, attest, parse, protocol};
@@ -10,7 +11,6 @@ use crate::gpu::cache::Cache;
 use crate::pipeline::Instrument;
 use crate::toolchain::Toolchain;
 use crate::workload::{Problem, Workload};
-use crate::Result;
 
 pub struct Inspection {
     pub header: String,
@@ -30,7 +30,15 @@ pub fn inspect<W: Workload>(
     let variant = crate::commands::probe::named(w, p.dtype(), name)?;
     let tc = Toolchain::discover();
     let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
-    let built = build::build(w, &variant, p, Instrument::CLEAN, (arch, &tc), &nvrtc, cache)?;
+    let built = build::build(
+        w,
+        &variant,
+        p,
+        Instrument::CLEAN,
+        (arch, &tc),
+        &nvrtc,
+        cache,
+    )?;
     let entry = w.kernel().entry;
     let evidence = sass::examine(&built.cubin, &tc, entry, variant.claim())?;
     let mut header = format!(

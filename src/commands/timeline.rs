@@ -1,12 +1,10 @@
-//! Timelines of the named variants on one problem: those this GPU or the problem cannot take are
-//! left out with the reason, the rest traced (instrumented builds, timed apart from clean ones).
+//! Which of the named variants a timeline can trace on one problem: those this GPU or the problem
+//! cannot take are left out with the reason (the trace itself is the engine's `trace::capture`).
 
-use crate::engine::Engine;
-use crate::engine::trace::{TraceOptions, capture};
-use crate::pipeline::Variant;
-use crate::results::TimelineResult;
-use crate::workload::Workload;
 use crate::Result;
+use crate::engine::Engine;
+use crate::pipeline::Variant;
+use crate::workload::Workload;
 
 /// The variants `names` picks (names or prefixes), fitted to `p`, and those this GPU or `p`
 /// cannot run, each with the reason.
@@ -26,16 +24,4 @@ pub fn traceable<W: Workload>(
         }
     }
     Ok((ok, why))
-}
-
-/// The timelines of `variants` on `p`.
-pub fn timeline<W: Workload>(
-    e: &Engine,
-    w: &W,
-    variants: &[Variant<W::Shape>],
-    p: &W::Problem,
-    seed: u64,
-    o: TraceOptions,
-) -> Result<Vec<TimelineResult>> {
-    capture(e, w, variants, p, seed, o)
 }

@@ -13,7 +13,10 @@ use std::path::{Path, PathBuf};
 /// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
 /// one pipeline template per mechanism.
 pub const HEADERS: [(&str, &str); 13] = [
-    ("common/ptx.cuh", include_str!("../../kernels/common/ptx.cuh")),
+    (
+        "common/ptx.cuh",
+        include_str!("../../kernels/common/ptx.cuh"),
+    ),
     (
         "common/hooks.cuh",
         include_str!("../../kernels/common/hooks.cuh"),
@@ -52,7 +55,10 @@ pub const HEADERS: [(&str, &str); 13] = [
     ),
     ("gemm/simt.cuh", include_str!("../../kernels/gemm/simt.cuh")),
     ("gemm/mma.cuh", include_str!("../../kernels/gemm/mma.cuh")),
-    ("gemm/wgmma.cuh", include_str!("../../kernels/gemm/wgmma.cuh")),
+    (
+        "gemm/wgmma.cuh",
+        include_str!("../../kernels/gemm/wgmma.cuh"),
+    ),
 ];
 
 /// TILEPIPE_KERNELS=DIR: a folder laid out as kernels/ whose files replace the embedded sources,

@@ -65,7 +65,15 @@ pub fn runs_here<W: Workload>(
         for (ci, case) in cases.iter().enumerate() {
             // slot 0 is the twin's (unused without one), slot 1 the variant's
             let mut results = [twin.map_or_else(|| slot(r), slot), slot(r)];
-            let outcome = validate_case(e, w, &lineup, None, &mut results, case, run_seed(seed, ci, k));
+            let outcome = validate_case(
+                e,
+                w,
+                &lineup,
+                None,
+                &mut results,
+                case,
+                run_seed(seed, ci, k),
+            );
             if let Err(err) = outcome {
                 let lost = matches!(err, Error::ContextLost { .. });
                 if lost {

@@ -22,6 +22,7 @@ use crate::clocks;
 use crate::gpu::{self, DevBuf, DeviceInfo, Gpu, Kernel, cache::Cache};
 use crate::pipeline::Ctl;
 use crate::progress::Progress;
+use crate::results::{SuiteReport, TestResult};
 use crate::toolchain::Toolchain;
 use crate::{Error, Result};
 use rayon::prelude::*;
@@ -270,4 +271,41 @@ impl Engine {
 /// Seed of case `i`: every case draws fresh inputs.
 pub fn case_seed(seed: u64, i: usize) -> u64 {
     seed ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// Keeps one test's outcome in `report` and reports it through `progress`.
+pub fn record(
+    progress: &Progress,
+    report: &mut SuiteReport,
+    name: String,
+    passed: bool,
+    detail: String,
+) {
+    progress.test(&name, passed, &detail);
+    report.tests.push(TestResult {
+        name,
+        passed,
+        detail,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::{Event, Recording};
+    use std::sync::Arc;
+
+    #[test]
+    fn record_keeps_and_reports() {
+        let rec = Arc::new(Recording::default());
+        let p = Progress::new(rec.clone());
+        let mut r = SuiteReport::default();
+        record(&p, &mut r, "a".into(), true, String::new());
+        record(&p, &mut r, "b".into(), false, "why".into());
+        assert_eq!((r.passed(), r.failed()), (1, 1));
+        assert_eq!(rec.events().len(), 2);
+        assert!(
+            matches!(&rec.events()[1], Event::Test { name, passed: false, detail } if name == "b" && detail == "why")
+        );
+    }
 }

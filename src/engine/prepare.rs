@@ -76,7 +76,13 @@ pub fn prepare_all<W: Workload>(
 ) -> Vec<Result<Ready<W>>> {
     let builds = e.build_each(
         &jobs,
-        |j| format!("{} {}", j.variant.name, crate::workload::Problem::dtype(&j.problem)),
+        |j| {
+            format!(
+                "{} {}",
+                j.variant.name,
+                crate::workload::Problem::dtype(&j.problem)
+            )
+        },
         |j| {
             build::build(
                 w,

@@ -3,6 +3,7 @@
 //! suite's report.
 
 use super::Engine;
+use super::record;
 use crate::pipeline::Variant;
 use crate::results::{Finding, Grid, SuiteReport};
 use crate::workload::Workload;
@@ -93,7 +94,11 @@ pub fn run_all<W: Workload>(
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
     let case = w.sanitize_case()?;
     let dtype = crate::workload::Problem::dtype(&case.problem);
-    let all: Vec<_> = w.catalogue(dtype).into_iter().chain(w.controls(dtype)).collect();
+    let all: Vec<_> = w
+        .catalogue(dtype)
+        .into_iter()
+        .chain(w.controls(dtype))
+        .collect();
     let chosen = Variant::select(all, Some(variants))?;
     let mut args = w.problem_args(&case.problem);
     if let Grid::Fixed(b) = case.grid {
@@ -118,8 +123,9 @@ pub fn run_all<W: Workload>(
                     n.map_or("no summary".into(), |n| n.to_string())
                 ));
             } else {
-                report.record(
+                record(
                     &h.progress,
+                    report,
                     format!("{tool} {}", v.name),
                     n == Some(0),
                     format!(
@@ -136,8 +142,9 @@ pub fn run_all<W: Workload>(
             report.sanitizer.push(f);
         }
         if tool == "racecheck" && chosen.iter().any(Variant::is_control) {
-            report.record(
+            record(
                 &h.progress,
+                report,
                 "racecheck reports a hazard for at least one control".into(),
                 control_hazards > 0,
                 format!("{control_hazards} hazards across the controls"),

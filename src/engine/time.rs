@@ -3,11 +3,11 @@
 use super::{Engine, HANG_LIMIT, Ready};
 use crate::clocks::{ClockSample, ClockTrace};
 use crate::gpu::DevBuf;
-pub use crate::results::timing::{MAX_REPEATS, TimingOptions};
+use crate::results::gbps;
 use crate::results::timing::{
     BATCH, Ceiling, DRIVER_COPY_NAME, OwnCopy, PLAIN_COPY_NAME, SizedCopy, Summary, Timing,
 };
-use crate::results::gbps;
+pub use crate::results::timing::{MAX_REPEATS, TimingOptions};
 use crate::workload::Workload;
 use crate::workload::rows::rotation_sets;
 use crate::{Error, Result};

@@ -134,13 +134,7 @@ pub fn validate_case<W: Workload>(
 
 /// Records a launch's error as the variant's failure on `case`. Returns the error again where
 /// nothing more can run here: a hang (the kernel still holds the GPU) or a lost context.
-fn fail(
-    e: &Engine,
-    r: &mut VariantResult,
-    name: &str,
-    case: &str,
-    err: Error,
-) -> Option<Error> {
+fn fail(e: &Engine, r: &mut VariantResult, name: &str, case: &str, err: Error) -> Option<Error> {
     match err {
         err @ Error::WaitTimeout { .. } => {
             r.fail(Status::Failed, format!("{case}: {err}"));

@@ -99,6 +99,7 @@ impl Session {
             Ok(p)
         };
         let script = write("torch_peer.py", script.as_bytes())?;
+        write("workload_peers.py", subject.script().as_bytes())?;
         let mut spec = subject.spec();
         for (key, name, bytes) in subject.files() {
             spec[key] = json!(write(name, bytes)?);
@@ -315,7 +316,13 @@ fn validated(a: &PeerAnswer, subject: &dyn Subject) -> Peer {
 }
 
 /// The peer's timing from its samples, summarised as tilepipe's own are.
-fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, subject: &dyn Subject, seen: &[ClockSample]) {
+fn timed(
+    p: &mut Peer,
+    t: PeerAnswer,
+    req: &TorchRequest,
+    subject: &dyn Subject,
+    seen: &[ClockSample],
+) {
     if let Some(e) = t.error {
         p.status = Status::Error;
         p.detail = Some(format!("timing: {e}"));

@@ -14,6 +14,9 @@ pub trait Subject {
     fn files(&self) -> Vec<(&'static str, &'static str, &[u8])>;
     /// The problem as the script reads it (merged into the spec beside the files).
     fn spec(&self) -> Value;
+    /// The workload's `workload_peers.py`: its `peers(torch, spec, dtype, device)` gives the
+    /// inputs and the peers the script validates and times.
+    fn script(&self) -> String;
     /// Bytes of the output, and its shape in words.
     fn output(&self) -> (usize, String);
     /// How the output was checked, and why it failed if it did.

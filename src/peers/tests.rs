@@ -373,14 +373,16 @@ read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[
     let want = x.problem.flops() as f64 / (0.011 * 1e9);
     let perf = mm.perf.as_ref().unwrap();
     assert!((perf.tflops.unwrap() - want).abs() < 1e-12);
-    assert!(perf.pct_of_ceiling.is_none(), "the run sets its share of cuBLAS");
+    assert!(
+        perf.pct_of_ceiling.is_none(),
+        "the run sets its share of cuBLAS"
+    );
     assert_eq!(triton.status, Status::Failed);
     let why = triton.detail.as_deref().unwrap();
     assert!(why.contains("C[1][5] = 100"), "{why}");
     // the script was given the GEMM and its inputs, one set, as the variants are timed (hot)
     let spec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
-    assert_eq!(spec["workload"], "gemm");
     assert_eq!(spec["dtype"], "bf16");
     assert_eq!(
         spec["gemm"],
@@ -397,8 +399,57 @@ read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[
 fn gemm_peers_without_torch_are_skipped_under_their_own_names() {
     let (x, _) = gemm();
     let subject = Gemm.peer_subject(&x.problem, &x, None);
-    let peers = torch(&gemm_request("/nonexistent/python3".into()), subject.as_ref(), &|| None);
+    let peers = torch(
+        &gemm_request("/nonexistent/python3".into()),
+        subject.as_ref(),
+        &|| None,
+    );
     let names: Vec<&str> = peers.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["torch.matmul", "torch.compile, Triton matmul"]);
     assert!(peers.iter().all(|p| p.status == Status::Skipped));
+}
+
+/// Loads the shipped script and `subject`'s module beside it as the session lays them out; what
+/// Python prints: the peers function's name and the extra spellings the module names.
+fn load_module(subject: &dyn Subject) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("torch_peer.py"), SCRIPT).unwrap();
+    std::fs::write(dir.path().join("workload_peers.py"), subject.script()).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys; sys.path.insert(0, sys.argv[1]); import workload_peers as w; \
+              print(w.peers.__name__, sorted(getattr(w, 'EXTRA', {})))",
+        )
+        .arg(dir.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn every_workload_ships_its_own_peers_module() {
+    use crate::workload::rmsnorm::RmsNorm;
+    let p = problem();
+    let norm = Rows(&RmsNorm);
+    let d = norm.inputs(&p, 7);
+    assert_eq!(
+        load_module(norm.peer_subject(&p, &d, None).as_ref()),
+        "peers ['torch eager, F.rms_norm']"
+    );
+    let d = data();
+    assert_eq!(
+        load_module(COPY.peer_subject(&p, &d, None).as_ref()),
+        "peers []"
+    );
+    let (x, _) = gemm();
+    assert_eq!(
+        load_module(Gemm.peer_subject(&x.problem, &x, None).as_ref()),
+        "peers []"
+    );
 }

@@ -379,7 +379,9 @@ mod tests {
         assert!(d.contains(&"-DCONTROL=1".to_string()));
         assert!(d.contains(&"-DCP_CG=1".to_string()));
         let tma = Pipe::ring(Mechanism::Tma, 3, true).defines(&b);
-        assert!(tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string()));
+        assert!(
+            tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string())
+        );
     }
 
     #[test]
@@ -420,6 +422,11 @@ mod tests {
         // a variant recorded before min_blocks existed reads back unbounded
         let mut j = serde_json::to_value(&v).unwrap();
         j.as_object_mut().unwrap().remove("min_blocks");
-        assert_eq!(serde_json::from_value::<Variant<u32>>(j).unwrap().min_blocks, 0);
+        assert_eq!(
+            serde_json::from_value::<Variant<u32>>(j)
+                .unwrap()
+                .min_blocks,
+            0
+        );
     }
 }

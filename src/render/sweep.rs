@@ -230,7 +230,9 @@ pub fn figure_vs_stages(records: &[Record]) -> Result<String, String> {
         .iter()
         .filter(|r| r.only == 0 && r.is_own() && r.stages > 1);
     for r in staged {
-        by.entry(r.size).or_default().push((r.stages as f64, r.figure()));
+        by.entry(r.size)
+            .or_default()
+            .push((r.stages as f64, r.figure()));
         if let Some(res) = &r.resources {
             resident.insert(
                 r.stages,

@@ -95,7 +95,10 @@ pub fn performance_rows<P>(r: &RunResults<P>) -> Vec<[String; 13]> {
             "-".into(),
             p.status.label().to_string(),
         ];
-        joined(head, timed_cells(bound, p.timing.as_ref(), p.perf.as_ref(), base))
+        joined(
+            head,
+            timed_cells(bound, p.timing.as_ref(), p.perf.as_ref(), base),
+        )
     };
     r.vendor
         .iter()
@@ -110,7 +113,10 @@ pub fn performance_rows<P>(r: &RunResults<P>) -> Vec<[String; 13]> {
                 v.status.label().to_string(),
             ];
             let base = base.filter(|_| !(v.mechanism == crate::pipeline::Mechanism::Sync));
-            joined(head, timed_cells(bound, v.timing.as_ref(), v.perf.as_ref(), base))
+            joined(
+                head,
+                timed_cells(bound, v.timing.as_ref(), v.perf.as_ref(), base),
+            )
         }))
         .chain(r.peers.iter().map(peer_row))
         .collect()
@@ -248,7 +254,11 @@ pub fn problems<P>(r: &RunResults<P>) -> Vec<String> {
         .variants
         .iter()
         .map(|v| (v.name.clone(), v.perf.as_ref()))
-        .chain(r.peers.iter().map(|p| (format!("{} (peer)", p.name), p.perf.as_ref())))
+        .chain(
+            r.peers
+                .iter()
+                .map(|p| (format!("{} (peer)", p.name), p.perf.as_ref())),
+        )
         .filter_map(|(name, p)| Some(format!("{name} %*: {}", p?.ceiling_clocks.as_ref()?)));
     r.variants
         .iter()

@@ -1,8 +1,7 @@
 //! What the suite produced: each test's outcome, what was skipped, the results it gathered and the
-//! sanitizer's findings. Plain data; `record` also reports the test through the progress handle.
+//! sanitizer's findings. Plain data.
 
 use super::VariantResult;
-use crate::progress::Progress;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -74,7 +73,6 @@ impl SuiteReport {
         self.tests.len() - self.passed()
     }
 
-    /// Keeps one test's outcome and reports it through `progress`.
     /// Appends everything `other` holds.
     pub fn merge(&mut self, other: SuiteReport) {
         self.tests.extend(other.tests);
@@ -85,35 +83,5 @@ impl SuiteReport {
         if other.stopped.is_some() {
             self.stopped = other.stopped;
         }
-    }
-
-    pub fn record(&mut self, progress: &Progress, name: String, passed: bool, detail: String) {
-        progress.test(&name, passed, &detail);
-        self.tests.push(TestResult {
-            name,
-            passed,
-            detail,
-        });
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::progress::{Event, Recording};
-    use std::sync::Arc;
-
-    #[test]
-    fn record_keeps_and_reports() {
-        let rec = Arc::new(Recording::default());
-        let p = Progress::new(rec.clone());
-        let mut r = SuiteReport::default();
-        r.record(&p, "a".into(), true, String::new());
-        r.record(&p, "b".into(), false, "why".into());
-        assert_eq!((r.passed(), r.failed()), (1, 1));
-        assert_eq!(rec.events().len(), 2);
-        assert!(
-            matches!(&rec.events()[1], Event::Test { name, passed: false, detail } if name == "b" && detail == "why")
-        );
     }
 }

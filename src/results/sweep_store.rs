@@ -237,8 +237,14 @@ mod tests {
             )]
         );
         assert_eq!(std::fs::read(&p).unwrap().len(), before - 13);
-        assert!(r.done.contains(&key("sync", 0, DType::Bf16, "h4096|r2|t64")));
-        assert!(!r.done.contains(&key("sync", 0, DType::Bf16, "h4096|r2|t128")));
+        assert!(
+            r.done
+                .contains(&key("sync", 0, DType::Bf16, "h4096|r2|t64"))
+        );
+        assert!(
+            !r.done
+                .contains(&key("sync", 0, DType::Bf16, "h4096|r2|t128"))
+        );
         append(&p, &record("sync", 0, 1, 128, 0.2)).unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         for line in text.lines() {

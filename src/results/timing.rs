@@ -270,5 +270,4 @@ mod tests {
         );
         assert_eq!(sized_copy_note(&copy, []), None);
     }
-
 }

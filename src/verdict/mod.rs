@@ -151,7 +151,10 @@ mod tests {
         let bad = Verdict::bounded("cuBLAS", 96, 3, 2.0, Some("C[1][2] = 5".into()));
         assert!(!bad.passed);
         assert_eq!(bad.summary(), "cuBLAS: 3 of 96 elements wrong; C[1][2] = 5");
-        assert!(!Verdict::bounded("x", 0, 0, 0.0, None).passed, "nothing checked");
+        assert!(
+            !Verdict::bounded("x", 0, 0, 0.0, None).passed,
+            "nothing checked"
+        );
     }
 
     #[test]

@@ -17,8 +17,8 @@ use crate::evidence::sass::{Attestation, Census};
 use crate::gpu::{DevBuf, DeviceInfo, Gpu};
 use crate::peers::Subject;
 use crate::pipeline::{Ctl, Instrument, Variant};
-pub use crate::results::{Bound, Grid};
 use crate::results::Peer;
+pub use crate::results::{Bound, Grid};
 use crate::verdict::Verdict;
 use crate::{Error, Result};
 use serde::de::DeserializeOwned;
@@ -220,12 +220,7 @@ pub trait Workload: Send + Sync + 'static {
     fn tile_label(&self, v: &Variant<Self::Shape>, p: &Self::Problem) -> String;
 
     /// How `v` is compiled and launched for `p` with `instrument` added.
-    fn build(
-        &self,
-        v: &Variant<Self::Shape>,
-        p: &Self::Problem,
-        instrument: Instrument,
-    ) -> Build;
+    fn build(&self, v: &Variant<Self::Shape>, p: &Self::Problem, instrument: Instrument) -> Build;
     /// Why a loaded build with `registers` a thread can never run, if it cannot (a register
     /// hand-over the launch does not cover, say).
     fn check_loaded(
@@ -317,7 +312,10 @@ pub trait Workload: Send + Sync + 'static {
     fn sanitize_case(&self) -> Result<Case<Self::Problem>>;
     /// A vendor library to measure against and judge by, where the workload has one (its row,
     /// skipped with the reason, where it cannot be loaded).
-    fn vendor(&self, _gpu: &Gpu) -> Option<std::result::Result<Box<dyn Vendor<Self::Buffers>>, Peer>> {
+    fn vendor(
+        &self,
+        _gpu: &Gpu,
+    ) -> Option<std::result::Result<Box<dyn Vendor<Self::Buffers>>, Peer>> {
         None
     }
     /// The problem as torch sees it, with the inputs and (where one passed) the vendor's output.
@@ -331,11 +329,21 @@ pub trait Workload: Send + Sync + 'static {
     /// values swept by default.
     fn sweep_axis(&self) -> (&'static str, &'static [usize]);
     /// The names a sweep's mechanism axis takes, and those (with the stages) swept by default.
-    fn sweep_mechanisms(&self) -> (&'static [&'static str], &'static [&'static str], &'static [u32]);
+    fn sweep_mechanisms(
+        &self,
+    ) -> (
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [u32],
+    );
     /// The variant a mechanism name and a stage count name in `dtype` (one stage of a pipelined
     /// mechanism is the sequential baseline), if the workload has one.
-    fn sweep_variant(&self, mechanism: &str, stages: u32, dtype: DType)
-    -> Option<Variant<Self::Shape>>;
+    fn sweep_variant(
+        &self,
+        mechanism: &str,
+        stages: u32,
+        dtype: DType,
+    ) -> Option<Variant<Self::Shape>>;
     /// A sweep point's problem: `base` (from the command line) in `dtype` at `size` on the size
     /// axis, with tiles of `tile_rows` rows where the workload tiles that way.
     fn sweep_problem(
@@ -353,7 +361,12 @@ pub trait Workload: Send + Sync + 'static {
     fn sweep_check(&self, largest: &Self::Problem) -> Result<Self::Problem>;
     /// Timing buffers for a sweep's points up to `largest`, where one allocation can hold them
     /// all (`resize` then sets each point); by default the inputs of `largest` alone.
-    fn sweep_buffers(&self, gpu: &Gpu, largest: &Self::Problem, seed: u64) -> Result<Self::Buffers> {
+    fn sweep_buffers(
+        &self,
+        gpu: &Gpu,
+        largest: &Self::Problem,
+        seed: u64,
+    ) -> Result<Self::Buffers> {
         self.upload(gpu, &self.inputs(largest, seed))
     }
     /// `d` set to hold `p` for timing, if its allocation takes it.

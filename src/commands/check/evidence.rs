@@ -2,6 +2,7 @@
 //! driver's, the mbarrier initialisation published before its first wait, and the SASS attesting
 //! the claimed mechanism (and the workload's claimed math).
 
+use crate::engine::record;
 use crate::engine::{Engine, Ready};
 use crate::evidence::sass::{self, Attestation};
 use crate::pipeline::Claim;
@@ -16,12 +17,17 @@ pub fn tests<W: Workload>(
     report: &mut SuiteReport,
 ) {
     let progress = &e.progress;
-    for r in ready.iter().flatten().filter(|r| r.job.instrument.is_clean()) {
+    for r in ready
+        .iter()
+        .flatten()
+        .filter(|r| r.job.instrument.is_clean())
+    {
         let name = format!("{tag} {} ({} B copies)", r.name(), r.variant().copy_bytes);
         let res = &r.resources;
         let o = &res.occupancy;
-        report.record(
+        record(
             progress,
+            report,
             format!("occupancy {name}"),
             o.blocks_per_sm == res.driver_blocks_per_sm,
             format!(
@@ -37,8 +43,9 @@ pub fn tests<W: Workload>(
             .into_iter()
             .find(|f| f.name == w.kernel().entry);
         if let Some(verdict) = kernel.as_ref().and_then(sass::protocol::init_published) {
-            report.record(
+            record(
                 progress,
+                report,
                 format!("mbarrier-init {name}"),
                 verdict.is_ok(),
                 verdict.unwrap_or_else(|e| e),
@@ -56,8 +63,9 @@ pub fn tests<W: Workload>(
             (_, Some(m)) => format!("movement: {}; math: {}", a.label(), m.label()),
             (_, None) => a.label(),
         };
-        report.record(
+        record(
             progress,
+            report,
             format!("sass {name}"),
             a.is_attested() && math_ok,
             detail,

@@ -8,6 +8,7 @@ mod evidence;
 mod plan;
 
 use crate::engine::controls::{runs_here, runs_in_children};
+use crate::engine::record;
 use crate::engine::validate::{Lineup, validate_case};
 use crate::engine::{Engine, Ready, case_seed, isolate, prepare_all};
 use crate::pipeline::Variant;
@@ -51,7 +52,11 @@ pub fn run_suite<W: Workload>(e: &Engine, w: &W, o: &SuiteOptions) -> Result<(Su
         let controls = Variant::matching(w.controls(dtype), o.variants.as_deref());
         if correct.is_empty() && controls.is_empty() {
             // select names what is allowed
-            let all = w.catalogue(dtype).into_iter().chain(w.controls(dtype)).collect();
+            let all = w
+                .catalogue(dtype)
+                .into_iter()
+                .chain(w.controls(dtype))
+                .collect();
             Variant::select(all, o.variants.as_deref())?;
         }
         if !correct.iter().any(Variant::is_baseline) {
@@ -71,8 +76,9 @@ pub fn run_suite<W: Workload>(e: &Engine, w: &W, o: &SuiteOptions) -> Result<(Su
                 let baseline = correct.iter().any(|v| v.name == variant && v.is_baseline());
                 // a control is broken on purpose: its fault is how it was caught
                 let control = controls.iter().any(|v| v.name == variant);
-                report.record(
+                record(
                     &e.progress,
+                    &mut report,
                     format!("fault {tag} {variant} [{case}]"),
                     control,
                     format!("faulted the GPU context: {cause}"),
@@ -132,7 +138,7 @@ fn group_tests<W: Workload>(
             Ok(r) => Some(r),
             Err(err) => {
                 let name = format!("build {tag} {}", job.variant.name);
-                report.record(&e.progress, name, false, err.to_string());
+                record(&e.progress, report, name, false, err.to_string());
                 None
             }
         })
@@ -160,10 +166,19 @@ fn group_tests<W: Workload>(
             .iter()
             .map(|(_, r)| crate::commands::run::result_of(w, r.variant(), &case.problem))
             .collect();
-        let outcome = validate_case(e, w, &lineup, None, &mut results, case, case_seed(o.seed, ci));
+        let outcome = validate_case(
+            e,
+            w,
+            &lineup,
+            None,
+            &mut results,
+            case,
+            case_seed(o.seed, ci),
+        );
         for ((_, r), res) in lineup.ready.iter().zip(&results) {
-            report.record(
+            record(
                 &e.progress,
+                report,
                 format!("valid {tag} {} [{}]", r.name(), case.name),
                 res.status == Status::Passed,
                 res.detail.clone().unwrap_or_default(),
@@ -180,14 +195,17 @@ fn group_tests<W: Workload>(
             return Err(err);
         }
         let failed = t.caught;
-        report.record(
+        record(
             &e.progress,
+            report,
             format!("stress {tag} {} [{}]", r.name(), names(cases)),
             err.is_none() && failed == 0 && t.runs == stress_runs,
             match (failed, &t.stopped) {
                 (0, None) => format!("0/{stress_runs} runs failed with random sleeps"),
                 (_, None) => format!("{failed}/{stress_runs} runs failed; first: {}", t.first),
-                (_, Some(why)) => format!("stopped after {} runs: {why}; first: {}", t.runs, t.first),
+                (_, Some(why)) => {
+                    format!("stopped after {} runs: {why}; first: {}", t.runs, t.first)
+                }
             },
         );
         if let Some(err @ Error::Hung { .. }) = err {
@@ -219,7 +237,11 @@ fn control<W: Workload>(
         let stress = r.job.instrument.stress;
         match runs_in_children(w, r.name(), &cases[0], stress, (o.runs, o.seed)) {
             Ok(t) => (t, None, cases[0].name.clone()),
-            Err(err) => (ControlRuns::none(r.name()), Some(err), cases[0].name.clone()),
+            Err(err) => (
+                ControlRuns::none(r.name()),
+                Some(err),
+                cases[0].name.clone(),
+            ),
         }
     } else {
         let (t, err) = runs_here(e, w, (r, twin), cases, (o.runs, o.seed));
@@ -238,8 +260,9 @@ fn control<W: Workload>(
     if let Some(err) = &err {
         detail.push_str(&format!("; stopped: {err}"));
     }
-    report.record(
+    record(
         &e.progress,
+        report,
         format!("control {tag} {} [{shown}]", r.name()),
         err.is_none() && t.caught == o.runs,
         detail,

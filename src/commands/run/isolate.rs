@@ -60,7 +60,12 @@ pub fn run_isolated<W: Workload>(
                 .map(|v| v.name)
                 .collect();
             let mut results = child.results;
-            merge(&mut results.variants, &mut results.notes, vec![faulted], &order);
+            merge(
+                &mut results.variants,
+                &mut results.notes,
+                vec![faulted],
+                &order,
+            );
             outcome.results = results;
             outcome.fatal = child.fatal.map(|detail| Error::InChild { detail });
         }
@@ -99,8 +104,8 @@ fn merge(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::rows::{RowProblem, Rows, View};
     use crate::workload::rmsnorm::RmsNorm;
+    use crate::workload::rows::{RowProblem, Rows, View};
 
     #[test]
     fn faulting_variants_go_back_in_selection_order_with_a_note() {

@@ -35,7 +35,9 @@ pub fn measure<W: Workload>(
             if let (Some(lib), Some(row)) = (vendor, out.vendor.as_mut())
                 && row.status == Status::Passed
             {
-                let t = time_with(e, &row.name, 1, &o.timing, |_| lib.launch(&e.gpu, &mut user.buffers))?;
+                let t = time_with(e, &row.name, 1, &o.timing, |_| {
+                    lib.launch(&e.gpu, &mut user.buffers)
+                })?;
                 row.perf = Some(Perf {
                     gbps: gbps(traffic.bytes, t.device.median),
                     tflops: Some(tflops(traffic.flops, t.device.median)),
@@ -184,7 +186,8 @@ fn speedups<W: Workload>(w: &W, b: &Builds<W>, results: &mut [VariantResult]) {
     let (sync, regprefetch) = (of(Mechanism::Sync), of(Mechanism::Regprefetch));
     for (i, r) in &b.clean {
         let with_sync = r.variant().is_baseline()
-            || w.twin(r.variant(), &correct).is_some_and(|t| t.is_baseline());
+            || w.twin(r.variant(), &correct)
+                .is_some_and(|t| t.is_baseline());
         let (Some(ms), true) = (median(*i), with_sync) else {
             continue;
         };
@@ -247,7 +250,9 @@ fn repeat<W: Workload>(
         .and_then(|v| Some((v.name.clone(), v.timing.as_ref()?.device)));
     let repeat = match (vendor, first_vendor) {
         (Some(lib), Some((name, before))) => {
-            let t = time_with(e, &name, 1, &o.timing, |_| lib.launch(&e.gpu, &mut user.buffers))?;
+            let t = time_with(e, &name, 1, &o.timing, |_| {
+                lib.launch(&e.gpu, &mut user.buffers)
+            })?;
             Repeat::new(&name, before, t.device)
         }
         _ => {
@@ -279,7 +284,9 @@ fn peers<W: Workload>(
 ) {
     e.progress
         .note("running the same problem through the torch peers");
-    let baseline = results.iter().find(|r| r.mechanism == Mechanism::Sync && r.control.is_none());
+    let baseline = results
+        .iter()
+        .find(|r| r.mechanism == Mechanism::Sync && r.control.is_none());
     let req = crate::peers::TorchRequest {
         python: python.into(),
         device: e.info().ordinal,
@@ -288,13 +295,19 @@ fn peers<W: Workload>(
             .map_or(1, |t| t.buffer_sets),
         timing: o.timing,
         ceiling_gbps: out.ceiling.as_ref().map(|c| c.gbps),
-        baseline_ms: baseline.and_then(|r| r.timing.as_ref()).map(|t| t.device.median),
+        baseline_ms: baseline
+            .and_then(|r| r.timing.as_ref())
+            .map(|t| t.device.median),
     };
     let subject = w.peer_subject(&o.problem, &user.inputs, user.vendor.as_deref());
     let mut peers = crate::peers::torch(&req, subject.as_ref(), &|| e.clock());
-    let theirs = out.vendor.as_ref().and_then(|v| Some((v.name.clone(), v.timing.clone()?)));
+    let theirs = out
+        .vendor
+        .as_ref()
+        .and_then(|v| Some((v.name.clone(), v.timing.clone()?)));
     for peer in &mut peers {
-        if let (Some((name, vt)), Some(pt), Some(pp)) = (&theirs, &peer.timing, peer.perf.as_mut()) {
+        if let (Some((name, vt)), Some(pt), Some(pp)) = (&theirs, &peer.timing, peer.perf.as_mut())
+        {
             pp.pct_of_ceiling = Some(100.0 * vt.device.median / pt.device.median);
             if let (Some(a), Some(b)) = (&vt.clocks, &pt.clocks) {
                 pp.ceiling_clocks = crate::clocks::unmatched(name, a, b);
@@ -328,11 +341,15 @@ fn notes<W: Workload>(
                 .filter_map(|p| Some((p.name.as_str(), p.timing.as_ref()?))),
         );
     out.notes.extend(host_bound_note(timed));
-    let sized = out.ceiling.as_ref().and_then(|c| c.at_problem_size.as_ref());
+    let sized = out
+        .ceiling
+        .as_ref()
+        .and_then(|c| c.at_problem_size.as_ref());
     let own = results
         .iter()
         .filter_map(|r| Some((r.name.as_str(), r.timing.as_ref()?)));
-    out.notes.extend(sized.and_then(|c| sized_copy_note(c, own)));
+    out.notes
+        .extend(sized.and_then(|c| sized_copy_note(c, own)));
     out.notes.push(match &e.clocks {
         Ok(_) => crate::clocks::summary(
             results

@@ -15,8 +15,7 @@ use crate::engine::{Engine, Ready, TimingOptions, case_seed, prepare_all};
 use crate::evidence::sass::Attestation;
 use crate::pipeline::{Claim, Instrument};
 use crate::results::{
-    BuildRecord, CacheRecord, Peer, RunResults, SCHEMA_VERSION, Status, VariantResult,
-    WorkloadInfo,
+    BuildRecord, CacheRecord, RunResults, SCHEMA_VERSION, Status, VariantResult, WorkloadInfo,
 };
 use crate::workload::{Problem, Vendor, Workload};
 use crate::{Error, Result};
@@ -76,7 +75,11 @@ impl<W: Workload> Builds<W> {
     }
 }
 
-pub fn run<W: Workload>(e: &Engine, w: &W, o: &RunOptions<W::Problem>) -> Result<RunOutcome<W::Problem>> {
+pub fn run<W: Workload>(
+    e: &Engine,
+    w: &W,
+    o: &RunOptions<W::Problem>,
+) -> Result<RunOutcome<W::Problem>> {
     let p = &o.problem;
     let mut variants = selected(w, p.dtype(), o.variants.as_deref())?;
     variants.retain(|v| !o.exclude.contains(&v.name));
@@ -152,9 +155,27 @@ pub fn run<W: Workload>(e: &Engine, w: &W, o: &RunOptions<W::Problem>) -> Result
     };
     let correct = w.catalogue(p.dtype());
     let fatal = (|| {
-        let user = validate_all(e, w, o, &builds, &correct, vendor.as_deref(), &mut results, &mut out)?;
+        let user = validate_all(
+            e,
+            w,
+            o,
+            &builds,
+            &correct,
+            vendor.as_deref(),
+            &mut results,
+            &mut out,
+        )?;
         under_stress(e, w, &builds, &correct, &stress_cases, o.seed, &mut results)?;
-        measure::measure(e, w, o, &builds, vendor.as_deref(), user, &mut results, &mut out)
+        measure::measure(
+            e,
+            w,
+            o,
+            &builds,
+            vendor.as_deref(),
+            user,
+            &mut results,
+            &mut out,
+        )
     })()
     .err();
     if let Some(err) = &fatal {
@@ -285,7 +306,8 @@ fn under_stress<W: Workload>(
             let s = seed ^ 0x57E5_5000 ^ ((run * cases.len() + ci) as u64 + 1) << 20;
             validate_case(e, w, &lineup, None, &mut scratch, case, s)?;
             for &(i, _) in &lineup.ready {
-                if let (Status::Passed, Some(why)) = (results[i].status, scratch[i].detail.clone()) {
+                if let (Status::Passed, Some(why)) = (results[i].status, scratch[i].detail.clone())
+                {
                     results[i].fail(Status::Failed, format!("under stress (run {run}): {why}"));
                 }
             }
@@ -293,9 +315,4 @@ fn under_stress<W: Workload>(
     }
     e.progress.done();
     Ok(())
-}
-
-/// A peer row's name as the tables show it, for notes.
-pub fn peer_label(p: &Peer) -> String {
-    format!("{} (peer)", p.name)
 }

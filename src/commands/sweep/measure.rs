@@ -21,8 +21,9 @@ const VALIDATED: &str = "build validated before timing on the workload's run cas
 const PROBE: &str = "stage probe: one stage only, output meaningless, not validated";
 
 /// What can be judged without a GPU, so that it is refused before any GPU work: the file (there
-/// already, without resume), every point's problem, and the host memory the largest point's
-/// inputs take (`available` bytes; None: not known).
+/// already, without resume), every point's problem, and, where the torch peers are asked for
+/// (their inputs are made whole on the host at every point), the host memory the largest point
+/// takes (`available` bytes; None: not known).
 pub fn check<W: Workload>(
     w: &W,
     o: &SweepOptions<W::Problem>,
@@ -38,11 +39,16 @@ pub fn check<W: Workload>(
         for rows in o.spec.heights() {
             let points = points(w, o, dtype, rows)?;
             let (_, largest) = points.last().expect("the size axis has values");
-            crate::meminfo::check(
-                &format!("the sweep's largest point ({})", largest.label()),
-                largest.host_bytes(),
-                available,
-            )?;
+            if o.torch_python.is_some() {
+                crate::meminfo::check(
+                    &format!(
+                        "the peers' inputs at the sweep's largest point ({})",
+                        largest.label()
+                    ),
+                    largest.host_bytes(),
+                    available,
+                )?;
+            }
         }
     }
     Ok(())
@@ -61,6 +67,28 @@ pub fn points<W: Workload>(
         .into_iter()
         .map(|n| Ok((n, w.sweep_problem(&o.base, dtype, n, rows)?)))
         .collect()
+}
+
+/// The key of every point a sweep expands to, in the order it measures them.
+pub fn keys<W: Workload>(w: &W, o: &SweepOptions<W::Problem>) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for &dtype in &o.spec.dtypes {
+        let variants = o.spec.variants(w, dtype);
+        let baseline = w.catalogue(dtype).remove(0);
+        let probes = o.spec.probes && w.stage_probes();
+        let sets = build_sets(&variants, &baseline, probes);
+        for rows in o.spec.heights() {
+            for (_, p) in points(w, o, dtype, rows)? {
+                let (_, point) = w.sweep_point(&p);
+                for (ins, vs) in &sets {
+                    for v in vs {
+                        out.push(key(&v.name, ins.only, dtype, &point));
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// What one configuration builds: the variants whole and, with probes, each staged variant's
@@ -161,7 +189,10 @@ fn configuration<W: Workload>(
     let mut variants = Vec::new();
     for v in workers_variants(o.spec.variants(w, dtype), o.worker) {
         let f = w.fit(&v, &problems);
-        match problems.iter().find_map(|p| w.can_implement(&f, p, e.info()).err()) {
+        match problems
+            .iter()
+            .find_map(|p| w.can_implement(&f, p, e.info()).err())
+        {
             Some(why) => e.progress.note(&format!("not swept: {}: {why}", f.name)),
             None => variants.push(f),
         }
@@ -197,7 +228,9 @@ fn configuration<W: Workload>(
         let ceiling = match (&vendor, s.copy) {
             (_, Some(gbps)) => gbps,
             (Some(lib), None) => {
-                let t = time_with(e, &lib.peer().name, 1, &o.timing, |_| lib.launch(&e.gpu, &mut d))?;
+                let t = time_with(e, &lib.peer().name, 1, &o.timing, |_| {
+                    lib.launch(&e.gpu, &mut d)
+                })?;
                 tflops(w.traffic(p).flops, t.device.median)
             }
             (None, None) => 0.0,
@@ -250,7 +283,10 @@ fn validate<W: Workload>(
     ready: &[Ready<W>],
     cases: &[crate::workload::Case<W::Problem>],
 ) -> Result<BTreeSet<String>> {
-    let full: Vec<&Ready<W>> = ready.iter().filter(|r| r.job.instrument.is_clean()).collect();
+    let full: Vec<&Ready<W>> = ready
+        .iter()
+        .filter(|r| r.job.instrument.is_clean())
+        .collect();
     let correct: Vec<Variant<W::Shape>> = full.iter().map(|r| r.variant().clone()).collect();
     let lineup = Lineup {
         ready: full.iter().enumerate().map(|(i, r)| (i, *r)).collect(),
@@ -260,9 +296,18 @@ fn validate<W: Workload>(
         .iter()
         .map(|r| crate::commands::run::result_of(w, r.variant(), &cases[0].problem))
         .collect();
-    e.progress.stage("validate", (cases.len() * full.len()) as u64);
+    e.progress
+        .stage("validate", (cases.len() * full.len()) as u64);
     for (i, case) in cases.iter().enumerate() {
-        validate_case(e, w, &lineup, None, &mut results, case, case_seed(o.seed, i))?;
+        validate_case(
+            e,
+            w,
+            &lineup,
+            None,
+            &mut results,
+            case,
+            case_seed(o.seed, i),
+        )?;
     }
     e.progress.done();
     let mut passed = BTreeSet::new();

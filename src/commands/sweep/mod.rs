@@ -63,7 +63,11 @@ fn list<W: Workload, T: std::str::FromStr>(
     };
     let mut out = Vec::new();
     let mut push = |v: &str, text: &str| -> Result<()> {
-        let x: T = text.parse().ok().filter(|x| ok(x)).ok_or_else(|| refuse(v))?;
+        let x: T = text
+            .parse()
+            .ok()
+            .filter(|x| ok(x))
+            .ok_or_else(|| refuse(v))?;
         out.push(x);
         if out.len() > MAX_AXIS_VALUES {
             return Err(Error::InvalidArgument(format!(
@@ -123,7 +127,9 @@ impl SweepSpec {
         let size = w.sweep_axis().0;
         let names = w.sweep_mechanisms().0;
         match name {
-            "mechanism" => self.mechanisms = list(w, name, values, |m: &String| names.contains(&m.as_str()))?,
+            "mechanism" => {
+                self.mechanisms = list(w, name, values, |m: &String| names.contains(&m.as_str()))?
+            }
             "stages" => self.stages = list(w, name, values, |s| (1..=8).contains(s))?,
             "dtype" => self.dtypes = list(w, name, values, |_| true)?,
             "tile_rows" if w.tile_axis() => self.tile_rows = list(w, name, values, |&r| r >= 1)?,
@@ -266,7 +272,10 @@ mod tests {
             let mut s = spec();
             s.set_axis(&W, mechanisms).unwrap();
             s.set_axis(&W, stages).unwrap();
-            s.variants(&W, DType::Bf16).into_iter().map(|v| v.name).collect()
+            s.variants(&W, DType::Bf16)
+                .into_iter()
+                .map(|v| v.name)
+                .collect()
         };
         // sync and direct have no stages: one point each
         let plain = expand("mechanism=sync,direct,cpasync,tma-ws", "stages=1..3");

@@ -5,6 +5,7 @@
 
 use super::SweepOptions;
 use super::measure::{Slice, gpu_of};
+use crate::Result;
 use crate::clocks::ClockSample;
 use crate::engine::Engine;
 use crate::peers::{self, TorchRequest};
@@ -13,7 +14,6 @@ use crate::results::sweep::{Record, key};
 use crate::results::sweep_store::append;
 use crate::results::{Peer, Status, gbps, tflops};
 use crate::workload::{Problem, Workload};
-use crate::Result;
 use std::path::Path;
 
 /// What the peers need of the GPU the sweep runs on (nothing that needs the GPU itself, so the
@@ -56,13 +56,20 @@ pub fn measure<W: Workload>(
         let subject = w.peer_subject(p, &x, None);
         let key_of = |name: &str| key(name, 0, p.dtype(), &point);
         let wanted = |k: &String| !s.done.contains(k) && o.shard.is_none_or(|sh| sh.owns(k));
-        if !subject.names().iter().map(|name| key_of(name)).any(|k| wanted(&k)) {
+        if !subject
+            .names()
+            .iter()
+            .map(|name| key_of(name))
+            .any(|k| wanted(&k))
+        {
             continue;
         }
         e.progress.note(&format!("torch peers at {}", p.label()));
         let sync_ms = records
             .iter()
-            .find(|r| r.variant == "sync" && r.only == 0 && r.key == key("sync", 0, p.dtype(), &point))
+            .find(|r| {
+                r.variant == "sync" && r.only == 0 && r.key == key("sync", 0, p.dtype(), &point)
+            })
             .map(|r| r.median_ms);
         let req = TorchRequest {
             python: python.to_path_buf(),
@@ -86,7 +93,9 @@ pub fn measure<W: Workload>(
                     records.push(rec);
                 }
                 Ok(_) => {}
-                Err(why) => e.progress.note(&format!("{} at {}: {why}", peer.name, p.label())),
+                Err(why) => e
+                    .progress
+                    .note(&format!("{} at {}: {why}", peer.name, p.label())),
             }
         }
     }
@@ -240,12 +249,23 @@ mod tests {
     #[test]
     fn a_peer_point_survives_the_file() {
         let k = key("torch.compile", 0, DType::Bf16, "h64|r2|t8");
-        let peer = point_of(&W, &timed("torch.compile", &[0.002]), &problem(), at(&k), 4000.0).unwrap();
+        let peer = point_of(
+            &W,
+            &timed("torch.compile", &[0.002]),
+            &problem(),
+            at(&k),
+            4000.0,
+        )
+        .unwrap();
         let dir = std::env::temp_dir().join(format!("tilepipe-sweep-peers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("sweep.jsonl");
         let _ = std::fs::remove_file(&f);
-        append(&f, &crate::results::sweep::tests::record("sync", 0, 1, 8, 0.01)).unwrap();
+        append(
+            &f,
+            &crate::results::sweep::tests::record("sync", 0, 1, 8, 0.01),
+        )
+        .unwrap();
         append(&f, &peer).unwrap();
         let loaded = sweep_store::read(&f).unwrap();
         assert_eq!(loaded.records.len(), 2, "{:?}", loaded.skipped);
@@ -281,11 +301,16 @@ mod tests {
         let d = dir.path();
         let points: Vec<(usize, RowProblem)> = [2usize, 4]
             .into_iter()
-            .map(|n| (n, crate::workload::rows::RowProblem::new(
-                View::new(n * 2, 64, None, 0, None, DType::Bf16).unwrap(),
-                DType::Bf16,
-                Some(2),
-            )))
+            .map(|n| {
+                (
+                    n,
+                    crate::workload::rows::RowProblem::new(
+                        View::new(n * 2, 64, None, 0, None, DType::Bf16).unwrap(),
+                        DType::Bf16,
+                        Some(2),
+                    ),
+                )
+            })
             .collect();
         for (n, p) in &points {
             // a dense view: the copy's exact output is the input allocation itself

@@ -2,10 +2,8 @@
 //! hash of each point's key, so that `sweep --shard I/N` can run as one task of a Slurm array or a
 //! Ray loop, and `merge` can join the parts.
 
-use super::{SweepOptions, SweepSpec};
+use super::SweepSpec;
 use crate::pipeline::Variant;
-use crate::results::sweep::key;
-use crate::workload::Workload;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
@@ -61,28 +59,6 @@ pub fn workers_variants<S>(variants: Vec<Variant<S>>, w: Option<Shard>) -> Vec<V
         .filter(|(j, _)| w.is_none_or(|w| j % w.count == w.index))
         .map(|(_, v)| v)
         .collect()
-}
-
-/// The key of every point a sweep expands to, in the order it measures them.
-pub fn points<W: Workload>(w: &W, o: &SweepOptions<W::Problem>) -> Result<Vec<String>> {
-    let mut out = Vec::new();
-    for &dtype in &o.spec.dtypes {
-        let variants = o.spec.variants(w, dtype);
-        let baseline = w.catalogue(dtype).remove(0);
-        let probes = o.spec.probes && w.stage_probes();
-        let sets = super::measure::build_sets(&variants, &baseline, probes);
-        for rows in o.spec.heights() {
-            for (_, p) in super::measure::points(w, o, dtype, rows)? {
-                let (_, point) = w.sweep_point(&p);
-                for (ins, vs) in &sets {
-                    for v in vs {
-                        out.push(key(&v.name, ins.only, dtype, &point));
-                    }
-                }
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// The file a sharded sweep writes beside its sweep.jsonl.
@@ -146,7 +122,7 @@ mod tests {
             probes: bool,
         ) {
             let spec = SweepSpec { stages, sizes: tiles, probes, ..SweepSpec::default_for(&W) };
-            let all = points(&W, &opts(spec)).unwrap();
+            let all = super::super::measure::keys(&W, &opts(spec)).unwrap();
             for k in &all {
                 let owners = (0..count).filter(|&i| Shard { index: i, count }.owns(k)).count();
                 prop_assert_eq!(owners, 1, "{}", k);
@@ -182,7 +158,7 @@ mod tests {
             ..SweepSpec::default_for(&W)
         };
         let variants = spec.variants(&W, DType::Bf16).len();
-        let p = points(&W, &opts(spec)).unwrap();
+        let p = super::super::measure::keys(&W, &opts(spec)).unwrap();
         // (variants whole + variants copy-only + 1 compute-only) per tile count
         assert_eq!(p.len(), 2 * (2 * variants + 1));
         assert_eq!(p[0], key("sync", 0, DType::Bf16, "h4096|r2|t4"));

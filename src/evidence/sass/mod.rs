@@ -194,4 +194,3 @@ pub fn bounded_excerpt(listing: &str, max: usize) -> String {
     );
     out
 }
-

@@ -313,10 +313,17 @@ fn changes(base: &Side, new: &Side) -> Vec<Change> {
 }
 
 fn info<P>(r: &RunResults<P>) -> RunInfo {
-    let reference = r.vendor.as_ref().map(|c| match c.perf.as_ref().and_then(|p| p.tflops) {
-        Some(t) => format!("{} {} {t:.1} TFLOP/s", c.name, c.version.as_deref().unwrap_or("")),
-        None => format!("{} not timed ({})", c.name, c.status.label()),
-    });
+    let reference = r
+        .vendor
+        .as_ref()
+        .map(|c| match c.perf.as_ref().and_then(|p| p.tflops) {
+            Some(t) => format!(
+                "{} {} {t:.1} TFLOP/s",
+                c.name,
+                c.version.as_deref().unwrap_or("")
+            ),
+            None => format!("{} not timed ({})", c.name, c.status.label()),
+        });
     RunInfo {
         device: r.device.name.clone(),
         ceiling_gbps: r.ceiling.as_ref().map(|c| c.gbps),
@@ -354,7 +361,11 @@ fn warnings<P>(base: &RunResults<P>, new: &RunResults<P>) -> Vec<String> {
     }
     let vendor = |r: &RunResults<P>| {
         let v = r.vendor.as_ref()?;
-        Some((v.name.clone(), v.timing.as_ref()?.device, v.perf.as_ref()?.tflops))
+        Some((
+            v.name.clone(),
+            v.timing.as_ref()?.device,
+            v.perf.as_ref()?.tflops,
+        ))
     };
     if let (Some((name, b, bt)), Some((_, n, nt))) = (vendor(base), vendor(new))
         && !b.indistinguishable(&n)

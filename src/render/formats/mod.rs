@@ -6,7 +6,6 @@ pub mod check;
 pub mod run;
 pub mod sweep;
 
-
 /// One GitHub table row: pipes escaped, line breaks as `<br>` (a raw one would end the table).
 pub fn md_row<S: AsRef<str>>(cells: impl IntoIterator<Item = S>) -> String {
     let cells: Vec<String> = cells

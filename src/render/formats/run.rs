@@ -14,7 +14,12 @@ pub fn subject<P>(r: &RunResults<P>) -> String {
     let w = &r.workload;
     let ceiling = match (&r.ceiling, &r.vendor) {
         (Some(c), _) => format!("copy ceiling {:.0} GB/s", c.gbps),
-        (None, Some(v)) => format!("{}: {}", v.name, v.math),
+        (None, Some(v)) => format!(
+            "{} {}: {}",
+            v.name,
+            v.version.as_deref().unwrap_or(""),
+            v.math
+        ),
         (None, None) => "no ceiling measured".into(),
     };
     format!(

@@ -10,8 +10,8 @@ mod evidence;
 
 use super::formats::run::{TIMELINE_HEADER, subject, timeline_rows};
 use super::table::{
-    EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, clock_warnings,
-    evidence_rows, ladder_rows, performance_header, performance_rows, problems as problem_lines,
+    EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, clock_warnings, evidence_rows,
+    ladder_rows, performance_header, performance_rows, problems as problem_lines,
 };
 use super::{chart, timeline};
 use crate::clocks;
@@ -92,12 +92,20 @@ pub fn render<P>(r: &RunResults<P>) -> String {
     let header = performance_header(r);
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     let how = match w.bound {
-        Bound::Memory => "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2 (as many sets as the table's buffer sets).",
-        Bound::Compute => "Device times are CUDA-event medians per launch after warm-up, inputs hot in L2 where they fit, for the vendor library and tilepipe alike; speedups are over sync and regprefetch on the same tile only.",
+        Bound::Memory => {
+            "Device times are CUDA-event medians per launch after warm-up, inputs rotated past the L2 (as many sets as the table's buffer sets)."
+        }
+        Bound::Compute => {
+            "Device times are CUDA-event medians per launch after warm-up, inputs hot in L2 where they fit, for the vendor library and tilepipe alike; speedups are over sync and regprefetch on the same tile only."
+        }
     };
     let caption = match w.bound {
-        Bound::Memory => "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run.",
-        Bound::Compute => "Bars: each timed variant's TFLOP/s. Line: the vendor library on the same problem and stream in this run.",
+        Bound::Memory => {
+            "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."
+        }
+        Bound::Compute => {
+            "Bars: each timed variant's TFLOP/s. Line: the vendor library on the same problem and stream in this run."
+        }
     };
     let body = html! {
         p {

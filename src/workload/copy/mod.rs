@@ -30,6 +30,10 @@ impl RowBody for Copy {
         Vec::new()
     }
 
+    fn torch(&self) -> &'static str {
+        include_str!("torch.py")
+    }
+
     fn reference_row(&self, data: &HostData, row: usize, out: &mut [f64]) {
         for (c, o) in out.iter_mut().enumerate().take(data.view.hidden) {
             *o = data.x_at(row, c);

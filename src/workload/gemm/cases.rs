@@ -1,7 +1,7 @@
 //! The problems a GEMM is validated on: before a run's timing, tails in M, N and K and K below one
 //! slice; in the suite, every edge of the tile schedule; and where stress runs and controls go.
 
-use super::catalogue::GemmVariant;
+use super::tile::GemmVariant;
 use super::{Layout, Problem};
 use crate::Result;
 use crate::dtype::DType;
@@ -59,7 +59,10 @@ pub fn suite_cases(group: &Problem) -> Result<Vec<Case<Problem>>> {
 /// where its blocks walk tiles.
 pub fn stress_cases(group: &Problem, v: &GemmVariant) -> Result<Vec<Case<Problem>>> {
     let &(what, m, n, k) = match v.shape.persistent {
-        true => SUITE.iter().find(|c| c.0 == MANY_TILES).expect("a case of many tiles"),
+        true => SUITE
+            .iter()
+            .find(|c| c.0 == MANY_TILES)
+            .expect("a case of many tiles"),
         false => &SUITE[0],
     };
     Ok(vec![case(group, what, (m, n, k))?])
@@ -130,13 +133,22 @@ mod tests {
         let g = Problem::new(64, 64, 64, Layout::Kn, DType::Bf16).unwrap();
         let all = catalogue(DType::Bf16);
         let persist = all.iter().find(|v| v.shape.persistent).unwrap();
-        assert!(stress_cases(&g, persist).unwrap()[0].name.contains(MANY_TILES));
+        assert!(
+            stress_cases(&g, persist).unwrap()[0]
+                .name
+                .contains(MANY_TILES)
+        );
         assert!(stress_cases(&g, &all[0]).unwrap()[0].name.contains("tails"));
         for c in controls(DType::Bf16) {
             let (cases, instrument) = control_cases(&g, &c).unwrap();
             assert_eq!(instrument, Instrument::CLEAN);
             let k = cases[0].problem.k;
-            assert_eq!(k == 16, c.control == Some(Control::DrainNoCommit), "{}", c.name);
+            assert_eq!(
+                k == 16,
+                c.control == Some(Control::DrainNoCommit),
+                "{}",
+                c.name
+            );
         }
         assert_eq!(suite_groups(&[DType::F32], None).unwrap().len(), 2);
         let e = suite_groups(&[DType::F32], Some("kn,mk")).unwrap_err();

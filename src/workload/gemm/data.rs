@@ -2,7 +2,7 @@
 //! elements the host reference checks), its device buffers, its kernel parameters and tensor
 //! maps, and the launch grid.
 
-use super::catalogue::{GemmVariant, Tile};
+use super::tile::{GemmVariant, Tile};
 use super::{Layout, Problem, reference};
 use crate::Result;
 use crate::dtype::DType;

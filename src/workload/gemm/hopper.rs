@@ -2,7 +2,7 @@
 //! consumer warpgroup or two beside a producer warpgroup that hands its registers over, one tile
 //! per block or persistent blocks; and the controls that break its ring.
 
-use super::catalogue::{GemmShape, GemmVariant, Tile};
+use super::tile::{GemmShape, GemmVariant, Tile};
 use crate::pipeline::{Control, Mechanism, Pipe, Variant};
 
 impl Tile {
@@ -128,7 +128,12 @@ mod tests {
             .collect();
         assert_eq!(hopper.len(), 10);
         for v in &hopper {
-            assert_eq!(v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024, 0, "{}", v.name);
+            assert_eq!(
+                v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
+                0,
+                "{}",
+                v.name
+            );
             assert!(dynamic_smem(v, &p) <= 227 * 1024, "{}", v.name);
             let d = defines(v, &p, Instrument::CLEAN);
             assert!(
@@ -143,18 +148,17 @@ mod tests {
                 "{}",
                 v.name
             );
-            assert_eq!(d.contains(&"-DPERSISTENT=1".to_string()), v.shape.persistent);
+            assert_eq!(
+                d.contains(&"-DPERSISTENT=1".to_string()),
+                v.shape.persistent
+            );
             assert_eq!(fit(v, &[&p]), *v, "a box has no copy width to narrow");
         }
         let odd = Problem::new(64, 64, 1001, Layout::Nk, DType::Bf16).unwrap();
         let why = can_implement(&hopper[0], &odd).unwrap_err();
         assert!(why.contains("16 bytes") && why.contains("1001"), "{why}");
         assert!(completion(&hopper[0]).contains("wgmma.wait_group 0"));
-        assert!(
-            hopper
-                .iter()
-                .any(|v| completion(v).contains("setmaxnreg"))
-        );
+        assert!(hopper.iter().any(|v| completion(v).contains("setmaxnreg")));
     }
 
     #[test]

@@ -12,9 +12,10 @@ pub mod evidence;
 pub mod hopper;
 pub mod reference;
 mod subject;
+pub mod tile;
 
-pub use catalogue::{GemmShape, GemmVariant, Tile};
 pub use data::{Buffers, GemmParams, Inputs};
+pub use tile::{GemmShape, GemmVariant, Tile};
 
 use crate::dtype::DType;
 use crate::evidence::sass::ptxas::wgmma_serialised;
@@ -433,7 +434,13 @@ impl Workload for Gemm {
         ("k", &[32, 64, 128, 256, 512, 1024, 2048, 4096, 8192])
     }
 
-    fn sweep_mechanisms(&self) -> (&'static [&'static str], &'static [&'static str], &'static [u32]) {
+    fn sweep_mechanisms(
+        &self,
+    ) -> (
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [u32],
+    ) {
         (
             &["sync", "regprefetch", "cpasync", "tma", "tma-ws"],
             &["sync", "regprefetch", "cpasync"],
@@ -450,14 +457,20 @@ impl Workload for Gemm {
         Some(match (mechanism, stages) {
             ("sync", _) | (_, 1) => all[0].clone(),
             ("regprefetch", _) => all[1].clone(),
-            ("cpasync", s) => catalogue::on_tile(crate::pipeline::Pipe::cpasync(s, 16), fam, false),
+            ("cpasync", s) => tile::on_tile(crate::pipeline::Pipe::cpasync(s, 16), fam, false),
             ("tma", s) if hopper => hopper::variant(s, false, false),
             ("tma-ws", s) if hopper => hopper::variant(s, true, false),
             _ => return None,
         })
     }
 
-    fn sweep_problem(&self, base: &Problem, dtype: DType, k: usize, _tile_rows: Option<usize>) -> Result<Problem> {
+    fn sweep_problem(
+        &self,
+        base: &Problem,
+        dtype: DType,
+        k: usize,
+        _tile_rows: Option<usize>,
+    ) -> Result<Problem> {
         Problem::new(base.m, base.n, k, base.layout, dtype)
     }
 

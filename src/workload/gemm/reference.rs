@@ -6,9 +6,9 @@
 use super::Problem;
 use super::data::Inputs;
 use crate::dtype::DType;
+use crate::verdict::Verdict;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-use crate::verdict::Verdict;
 use rayon::prelude::*;
 
 /// Problems up to this many multiply-adds are checked on every element against the host.
@@ -227,11 +227,17 @@ mod tests {
             let es = dt.size();
             unwritten[7 * es..8 * es].fill(DType::POISON_BYTE);
             assert_eq!(against_reference(&unwritten, &x).beyond_tolerance, 1);
-            assert_eq!(against_cublas(&unwritten, &host_c(&x), &p).beyond_tolerance, 1);
+            assert_eq!(
+                against_cublas(&unwritten, &host_c(&x), &p).beyond_tolerance,
+                1
+            );
 
             let mut flipped = host_c(&x);
             flipped[0] ^= 1;
-            assert_eq!(against_baseline(&flipped, &host_c(&x), &p).beyond_tolerance, 1);
+            assert_eq!(
+                against_baseline(&flipped, &host_c(&x), &p).beyond_tolerance,
+                1
+            );
         }
     }
 

@@ -28,10 +28,13 @@ impl Subject for GemmSubject<'_> {
         ]
     }
 
+    fn script(&self) -> String {
+        include_str!("torch.py").to_string()
+    }
+
     fn spec(&self) -> Value {
         let p = &self.inputs.problem;
         json!({
-            "workload": "gemm",
             "dtype": p.dtype.to_string(),
             "gemm": {"m": p.m, "n": p.n, "k": p.k, "layout": p.layout.name()},
         })

@@ -36,6 +36,10 @@ impl RowBody for RmsNorm {
         uniform_vector(view.hidden, 0.5..1.5, dtype, seed)
     }
 
+    fn torch(&self) -> &'static str {
+        include_str!("torch.py")
+    }
+
     fn reference_row(&self, data: &HostData, row: usize, out: &mut [f64]) {
         let h = data.view.hidden;
         let mut ss = 0.0f64;

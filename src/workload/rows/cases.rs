@@ -31,7 +31,10 @@ pub fn run_cases(p: &RowProblem) -> Result<Vec<Case<RowProblem>>> {
         ),
         Case::new(
             "strided + offset view",
-            on(p, View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?),
+            on(
+                p,
+                View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?,
+            ),
             Grid::Fixed(4),
         ),
         Case::new("as given", *p, Grid::Persistent),
@@ -160,7 +163,11 @@ mod tests {
     use crate::dtype::DType;
 
     fn group(h: usize, dt: DType, tile_rows: usize) -> RowProblem {
-        RowProblem::new(View::new(1, h, None, 0, None, dt).unwrap(), dt, Some(tile_rows))
+        RowProblem::new(
+            View::new(1, h, None, 0, None, dt).unwrap(),
+            dt,
+            Some(tile_rows),
+        )
     }
 
     #[test]
@@ -171,7 +178,9 @@ mod tests {
                 let cases = suite_cases(&group(h, dt, tr), 1).unwrap();
                 let tiles = |c: &Case<RowProblem>| c.problem.view.tokens.div_ceil(tr);
                 assert!(
-                    cases.iter().any(|c| c.problem.view.tokens % tr != 0 || tr == 1),
+                    cases
+                        .iter()
+                        .any(|c| c.problem.view.tokens % tr != 0 || tr == 1),
                     "a tail tile"
                 );
                 assert!(cases.iter().any(|c| tiles(c) == 1));

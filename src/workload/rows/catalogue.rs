@@ -210,7 +210,12 @@ pub fn completion(v: &RowVariant, cfg: &BuildConfig) -> String {
 }
 
 /// Why `v` cannot run on this GPU at all, if it cannot.
-pub fn unsupported_on(v: &RowVariant, sm: u32, smem_optin: u32, cfg: &BuildConfig) -> Option<String> {
+pub fn unsupported_on(
+    v: &RowVariant,
+    sm: u32,
+    smem_optin: u32,
+    cfg: &BuildConfig,
+) -> Option<String> {
     if let Some(why) = v.unfit(sm, smem_optin, cfg.slot_bytes()) {
         return Some(why);
     }

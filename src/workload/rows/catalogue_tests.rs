@@ -40,7 +40,11 @@ fn a_variant_with_its_own_tile_size_overrides_the_runs() {
         .into_iter()
         .find(|v| v.name == "tma-ws-s3-64k")
         .expect("the 64 KiB TMA variant is catalogued");
-    assert_eq!(config(&big, &cfg()).tile_rows, 8, "64 KiB of 8 KiB bf16 rows");
+    assert_eq!(
+        config(&big, &cfg()).tile_rows,
+        8,
+        "64 KiB of 8 KiB bf16 rows"
+    );
     assert_eq!(dynamic_smem(&big, &config(&big, &cfg())), 3 * 65536);
     let f32_wide = BuildConfig::new(DType::F32, 16384, None);
     assert_eq!(
@@ -69,11 +73,7 @@ fn direct_reads_the_runs_tiles_in_place() {
     assert_eq!(unsupported_on(&d, 70, 0, &c), None);
     assert!(defines(&d, &c).contains(&"-DMECH=7".to_string()));
     assert!(completion(&d, &c).starts_with("no staging"));
-    assert!(
-        controls()
-            .iter()
-            .all(|v| v.mechanism != d.mechanism)
-    );
+    assert!(controls().iter().all(|v| v.mechanism != d.mechanism));
 }
 
 #[test]
@@ -89,10 +89,7 @@ fn direct_x2_and_split2_regroup_threads_and_keep_the_runs_reduction() {
     assert_eq!(threads(&x2, &c), 128);
     let d = defines(&x2, &c);
     assert!(d.contains(&"-DCONSUMERS=128".to_string()) && d.contains(&"-DFOLD=2".to_string()));
-    assert!(
-        completion(&x2, &c)
-            .contains("a block of 128 threads, each doing the work of 2")
-    );
+    assert!(completion(&x2, &c).contains("a block of 128 threads, each doing the work of 2"));
     // direct-split2: a block of 512 threads, each holding half of one reduction thread's vectors
     let s2 = all.iter().find(|v| v.name == "direct-split2").unwrap();
     assert_eq!(s2, &direct_split(2));
@@ -101,10 +98,7 @@ fn direct_x2_and_split2_regroup_threads_and_keep_the_runs_reduction() {
     assert_eq!(threads(&s2, &c), 512);
     let d = defines(&s2, &c);
     assert!(d.contains(&"-DCONSUMERS=512".to_string()) && d.contains(&"-DSPLIT=2".to_string()));
-    assert!(
-        completion(&s2, &c)
-            .contains("a block of 512 threads, each holding 1/2 of one")
-    );
+    assert!(completion(&s2, &c).contains("a block of 512 threads, each holding 1/2 of one"));
     // every other variant regroups nothing
     assert!(
         all.iter()
@@ -145,7 +139,10 @@ fn launch_bounds_reach_the_kernel_only_where_the_catalogue_sets_them() {
     // a variant recorded before the field existed reads back unbounded
     let mut j = serde_json::to_value(row(Pipe::cpasync(3, 16)).bounded(4)).unwrap();
     j.as_object_mut().unwrap().remove("min_blocks");
-    assert_eq!(serde_json::from_value::<RowVariant>(j).unwrap().min_blocks, 0);
+    assert_eq!(
+        serde_json::from_value::<RowVariant>(j).unwrap().min_blocks,
+        0
+    );
 }
 
 #[test]
@@ -234,21 +231,19 @@ fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
         assert_eq!(&unhinted, base);
         assert!(t.takes_l2_policy());
         assert!(defines(&t, &cfg()).contains(&"-DL2_EVICT_LAST=1".to_string()));
-        assert!(
-            defines(&base, &cfg())
-                .contains(&"-DL2_EVICT_LAST=0".to_string())
-        );
-        assert!(
-            completion(&t, &cfg())
-                .ends_with("its copies mark their L2 lines evict-last")
-        );
+        assert!(defines(&base, &cfg()).contains(&"-DL2_EVICT_LAST=0".to_string()));
+        assert!(completion(&t, &cfg()).ends_with("its copies mark their L2 lines evict-last"));
         assert!(!completion(&base, &cfg()).contains("evict-last"));
     }
     // copies that take no policy are refused the flag
     for v in [
         row(Pipe::cpasync(2, 8)),
         row(Pipe::new("sync", Mechanism::Sync, 1, 16)),
-        row(Pipe::mca(Mechanism::MemcpyAsyncPipeline, McaForm::Aligned16, 2)),
+        row(Pipe::mca(
+            Mechanism::MemcpyAsyncPipeline,
+            McaForm::Aligned16,
+            2,
+        )),
         direct(1),
     ] {
         assert!(!v.takes_l2_policy(), "{}", v.name);
@@ -258,5 +253,9 @@ fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
     // a variant recorded before the field existed reads back without the policy
     let mut j = serde_json::to_value(row(Pipe::cpasync(2, 16))).unwrap();
     j.as_object_mut().unwrap().remove("l2_evict_last");
-    assert!(!serde_json::from_value::<RowVariant>(j).unwrap().l2_evict_last);
+    assert!(
+        !serde_json::from_value::<RowVariant>(j)
+            .unwrap()
+            .l2_evict_last
+    );
 }

@@ -104,7 +104,6 @@ fn row_scale(seed: u64, row: usize) -> f32 {
     (0.25 * 16f64.powf(u)) as f32
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,10 +2,10 @@
 //! take any element-aligned view; the others need rows aligned for their copies, a tensor map TMA
 //! can describe, or (the wrong-stride control) a view strided enough to be broken.
 
+use super::View;
 use super::catalogue::{self, RowVariant};
 use super::config::BuildConfig;
 use super::params::row_map;
-use super::View;
 use crate::pipeline::{Control, Mechanism};
 
 /// `v` fitted to every view it will run on: the register-staged mechanisms (the sequential

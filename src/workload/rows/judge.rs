@@ -117,7 +117,12 @@ pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
 /// Validates `out` given the baseline's output and verdict on the same input. A bit-identical
 /// output inherits the baseline's reference verdict; any other is checked against the reference
 /// in full and fails for differing from the baseline.
-pub fn against_baseline(out: &[u8], data: &HostData, baseline: &[u8], baseline_verdict: &Verdict) -> Verdict {
+pub fn against_baseline(
+    out: &[u8],
+    data: &HostData,
+    baseline: &[u8],
+    baseline_verdict: &Verdict,
+) -> Verdict {
     let differ = differing_elements(out, baseline, data.dtype);
     let mut v = if differ == 0 && baseline_verdict.passed {
         Verdict {

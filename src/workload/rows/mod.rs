@@ -19,18 +19,18 @@ pub use catalogue::{RowShape, RowVariant};
 pub use config::{BuildConfig, MAX_SLOT_BYTES};
 pub use data::{HostData, uniform_vector};
 pub use judge::{against_baseline, against_reference};
-pub use params::{DeviceData, RowParams, row_chunk, row_map, rotation_sets, tiles};
+pub use params::{DeviceData, RowParams, rotation_sets, row_chunk, row_map, tiles};
 pub use view::View;
 
 use super::{
     Bound, Build, Case, Grid, KernelSource, Problem, ProblemFlags, Refs, Traffic, Workload,
 };
+use crate::Result;
 use crate::dtype::{DType, Tolerance};
 use crate::gpu::{DevBuf, DeviceInfo, Gpu};
 use crate::peers::Subject;
 use crate::pipeline::{Ctl, Instrument, Mechanism, Variant};
 use crate::verdict::Verdict;
-use crate::Result;
 use serde::{Deserialize, Serialize};
 
 /// A row workload's compute body, host side: what its kernel computes on a row tile, the f64
@@ -45,6 +45,9 @@ pub trait RowBody: Send + Sync + 'static {
     }
     /// The per-column vector the kernel reads besides X (RMSNorm's gamma), seeded; empty if none.
     fn aux(&self, view: &View, dtype: DType, seed: u64) -> Vec<u8>;
+    /// The formula in torch (Python): `compute(x, gamma, eps)`, the f32-math spelling timed eager
+    /// and compiled, and `EXTRA`, other spellings by name -> (function, math in words).
+    fn torch(&self) -> &'static str;
     /// The f64 reference of one output row, from the same rounded inputs the GPU sees.
     fn reference_row(&self, data: &HostData, row: usize, out: &mut [f64]);
     /// Error bounds of an output of `dtype` against the f64 reference.
@@ -319,7 +322,11 @@ impl Workload for Rows {
         "--suite-hidden"
     }
 
-    fn suite_groups(&self, dtypes: &[DType], axis: Option<&str>) -> Result<Vec<(String, RowProblem)>> {
+    fn suite_groups(
+        &self,
+        dtypes: &[DType],
+        axis: Option<&str>,
+    ) -> Result<Vec<(String, RowProblem)>> {
         let hidden = match axis {
             Some(list) => cases::parse_hidden(list)?,
             None => cases::SUITE_HIDDEN.to_vec(),
@@ -346,7 +353,10 @@ impl Workload for Rows {
         _v: &RowVariant,
         gpu: &DeviceInfo,
     ) -> Result<(Vec<Case<RowProblem>>, Instrument)> {
-        Ok((cases::stress_cases(group, gpu.sm_count)?, Instrument::STRESSED))
+        Ok((
+            cases::stress_cases(group, gpu.sm_count)?,
+            Instrument::STRESSED,
+        ))
     }
 
     /// 81 rows of 4096 bf16 on 4 blocks: every block walks many tiles, and racecheck stays quick.
@@ -363,7 +373,13 @@ impl Workload for Rows {
         ("tiles", &sweep::TILES)
     }
 
-    fn sweep_mechanisms(&self) -> (&'static [&'static str], &'static [&'static str], &'static [u32]) {
+    fn sweep_mechanisms(
+        &self,
+    ) -> (
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [u32],
+    ) {
         (&sweep::MECHANISMS, &["sync", "cpasync", "tma"], &[2, 3, 4])
     }
 
@@ -390,7 +406,14 @@ impl Workload for Rows {
     /// A small view of the sweep's rows (64 tiles and a tail): its run cases validate the builds.
     fn sweep_check(&self, largest: &RowProblem) -> Result<RowProblem> {
         let v = &largest.view;
-        let view = View::new(largest.tile_rows * 64 + 1, v.hidden, None, 0, None, largest.dtype)?;
+        let view = View::new(
+            largest.tile_rows * 64 + 1,
+            v.hidden,
+            None,
+            0,
+            None,
+            largest.dtype,
+        )?;
         Ok(RowProblem { view, ..*largest })
     }
 
@@ -403,7 +426,8 @@ impl Workload for Rows {
     }
 
     fn steps_per_block(&self, v: &RowVariant, p: &RowProblem, blocks: u32) -> usize {
-        tiles(&p.view, self.config(v, p, Instrument::CLEAN).tile_rows).div_ceil(blocks.max(1) as usize)
+        tiles(&p.view, self.config(v, p, Instrument::CLEAN).tile_rows)
+            .div_ceil(blocks.max(1) as usize)
     }
 
     fn stage_probes(&self) -> bool {

@@ -5,11 +5,11 @@
 
 use super::catalogue::{self, RowVariant};
 use super::{HostData, RowBody, RowProblem, View};
+use crate::Error;
 use crate::Result;
 use crate::dtype::DType;
 use crate::gpu::{self, DevBuf, Gpu, L2Promotion, OobFill, Swizzle, TensorMapSpec};
 use crate::pipeline::{Control, Ctl, Mechanism};
-use crate::Error;
 use bytemuck::{Pod, Zeroable};
 
 /// Kernel parameters of a row workload (`struct RowParams` in kernels/common/rows.cuh), passed by
@@ -80,7 +80,6 @@ pub fn row_map(
     spec.validate()?;
     Ok(spec)
 }
-
 
 /// One row problem's buffers on the device, and the rotated copies timing adds.
 pub struct DeviceData {
@@ -154,7 +153,8 @@ impl DeviceData {
         let dense = |v: &View| v.offset == 0 && v.row_stride == v.hidden;
         let fits = dense(v)
             && dense(q)
-            && (q.hidden, p.dtype, p.tile_rows) == (v.hidden, self.problem.dtype, self.problem.tile_rows)
+            && (q.hidden, p.dtype, p.tile_rows)
+                == (v.hidden, self.problem.dtype, self.problem.tile_rows)
             && q.tokens <= v.tokens;
         if fits {
             self.problem = *p;
@@ -165,7 +165,14 @@ impl DeviceData {
     /// Kernel parameters for `v` on this data: pointers, shape, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, v: &RowVariant, ctl: Ctl) -> Result<RowParams> {
-        params_on(gpu, v, &self.problem, (&self.x, &self.y), self.aux.as_ref(), ctl)
+        params_on(
+            gpu,
+            v,
+            &self.problem,
+            (&self.x, &self.y),
+            self.aux.as_ref(),
+            ctl,
+        )
     }
 
     /// Parameter sets over enough copies of X that every timed launch reads device memory, not
@@ -184,7 +191,14 @@ impl DeviceData {
         }
         let mut sets = vec![self.params(gpu, v, ctl)?];
         for (x, y) in &self.rot {
-            sets.push(params_on(gpu, v, &self.problem, (x, y), self.aux.as_ref(), ctl)?);
+            sets.push(params_on(
+                gpu,
+                v,
+                &self.problem,
+                (x, y),
+                self.aux.as_ref(),
+                ctl,
+            )?);
         }
         Ok(sets)
     }
@@ -213,10 +227,10 @@ fn params_on(
         ..RowParams::default()
     };
     if v.mechanism == Mechanism::Tma {
-        let wrong = (v.control == Some(Control::WrongStride))
-            .then(|| view.row_stride as u64 * es - 16);
-        let spec = row_map(view, dtype, cfg.tile_rows, gpu.ptr(x), wrong)
-            .map_err(Error::TensorMap)?;
+        let wrong =
+            (v.control == Some(Control::WrongStride)).then(|| view.row_stride as u64 * es - 16);
+        let spec =
+            row_map(view, dtype, cfg.tile_rows, gpu.ptr(x), wrong).map_err(Error::TensorMap)?;
         k.tensor_map = gpu::encode_tensor_map(&spec)?;
     }
     Ok(k)
@@ -240,7 +254,6 @@ fn doubling_copies(block: usize, total: usize) -> Vec<(usize, usize, usize)> {
 pub fn rotation_sets(l2_bytes: usize, bytes_per_set: usize) -> usize {
     (4 * l2_bytes).div_ceil(bytes_per_set.max(1)).clamp(1, 64)
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -28,10 +28,13 @@ impl Subject for RowSubject<'_> {
         f
     }
 
+    fn script(&self) -> String {
+        format!("{}\n\n{}", self.data.body.torch(), include_str!("torch.py"))
+    }
+
     fn spec(&self) -> Value {
         let (v, d) = (&self.data.view, self.data);
         json!({
-            "workload": d.body.name(),
             "eps": d.body.eps(),
             "dtype": d.dtype.to_string(),
             "view": {"tokens": v.tokens, "hidden": v.hidden, "row_stride": v.row_stride,
