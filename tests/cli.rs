@@ -338,6 +338,31 @@ fn every_argument_is_judged_before_the_gpu_opens() {
             "--tile-rows 29: a slot holds",
         ),
         (
+            vec!["sass", "tma-s3", "--arch", "sm_80"],
+            "tma needs sm_90 or newer; this build is for sm_80",
+        ),
+        (
+            vec![
+                "sass",
+                "tma-wgmma-s4",
+                "--workload",
+                "gemm",
+                "--dtype",
+                "bf16",
+                "--arch",
+                "sm_100a",
+            ],
+            "uses sm_90a's own instructions (wgmma, setmaxnreg); this build is for sm_100",
+        ),
+        (
+            vec!["sweep", "--tokens", "4096", "--offset", "8"],
+            "--tokens, --offset cannot be taken: use --axis tiles=...",
+        ),
+        (
+            vec!["sweep", "--workload", "gemm", "--k", "512"],
+            "so --k cannot be taken",
+        ),
+        (
             vec!["run", "--tokens", "1099511627776"],
             "tokens 1099511627776 is more than the kernels' 32-bit row and tile counts hold; allowed: tokens = 1..=2147483647",
         ),

@@ -39,12 +39,10 @@ pub struct CheckArgs {
     /// Also run variants under compute-sanitizer: racecheck, synccheck, memcheck (comma-separated).
     #[arg(long)]
     sanitize: Option<String>,
-    /// Variants and controls run under the sanitizer.
-    #[arg(
-        long,
-        default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
-    )]
-    sanitize_variants: String,
+    /// Variants and controls run under the sanitizer (default: a few of each mechanism and two
+    /// controls, the workload's own).
+    #[arg(long)]
+    sanitize_variants: Option<String>,
     /// How the outcome is printed: table (a line per test as it runs, then the totals), markdown
     /// (failures, skips and sanitizer runs, every test collapsed), csv (one row per test, skip
     /// and sanitizer run) or json (check.json); test lines go to stderr then.
@@ -101,9 +99,10 @@ impl Visitor for CheckArgs {
         if let Some(list) = &a.variants {
             Variant::select(all.clone(), Some(list))?;
         }
+        let sanitized = (a.sanitize_variants.as_deref()).unwrap_or(w.sanitize_variants());
         let tools = match &a.sanitize {
             Some(list) => {
-                Variant::select(all, Some(&a.sanitize_variants))?;
+                Variant::select(all, Some(sanitized))?;
                 Some(sanitize::parse_tools(list)?)
             }
             None => None,
@@ -133,7 +132,7 @@ impl Visitor for CheckArgs {
         let (mut report, poisoned) = run_suite(&e, w, &opts)?;
         // after a fault the process that went on ran the sanitizer, if asked
         if let (Some(tools), false, None) = (&tools, poisoned, &report.stopped) {
-            sanitize::run_all(&e, w, &mut report, tools, &a.sanitize_variants, a.seed)?;
+            sanitize::run_all(&e, w, &mut report, tools, sanitized, a.seed)?;
         }
         if let Some(file) = &a.child_results {
             fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;

@@ -22,7 +22,7 @@ pub struct SweepArgs {
     gpu: GpuArgs,
     /// An axis as name=values (repeatable): mechanism=sync,cpasync,tma  stages=1..6  dtype=bf16,f32,
     /// and the workload's size axis (row workloads: tiles=4,1048576 and tile_rows=1,2,4; GEMM:
-    /// k=32..8192).
+    /// k=512,2048,8192).
     #[arg(long = "axis")]
     axes: Vec<String>,
     /// The problem every point starts from (row workloads: --hidden; GEMM: --m --n --layout); the
@@ -71,6 +71,24 @@ impl Visitor for SweepArgs {
 
     fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
         let a = self;
+        let p = &a.problem;
+        let set = [
+            ("--tokens", p.tokens.is_some()),
+            ("--row-stride", p.row_stride.is_some()),
+            ("--offset", p.offset.is_some()),
+            ("--alloc", p.alloc.is_some()),
+            ("--tile-rows", p.tile_rows.is_some()),
+            ("--k", p.k.is_some()),
+        ];
+        let ignored: Vec<&str> = set.iter().filter(|s| s.1).map(|s| s.0).collect();
+        if !ignored.is_empty() {
+            anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
+                "sweep sets each point's size from its axes, so {} cannot be taken: use --axis \
+                 tiles=... or --axis tile_rows=... (row workloads) or --axis k=... (GEMM); every \
+                 point is a dense view",
+                ignored.join(", ")
+            )));
+        }
         let base = w.problem(&a.problem.flags())?;
         let mut spec = SweepSpec {
             peers: a.peers.torch_python().is_some(),
@@ -114,8 +132,8 @@ impl Visitor for SweepArgs {
         if let Some(list) = &a.devices {
             let devices = device_list(list)?;
             if a.resume {
-                for w in sweep_store::resume(&jsonl)?.warnings {
-                    print::notice(&w);
+                for line in sweep_store::resume(&jsonl, w.name())?.warnings {
+                    print::notice(&line);
                 }
             }
             let failed = spread(&devices)?;

@@ -1,5 +1,5 @@
 //! The commands of the main job, for any workload (the command line visits the one the user
-//! named): `run`, `check`, `probe`, `sass`, `timeline`. They return results; the command line
+//! named): `run`, `check`, `probe`, `sass`, `sweep`, `timeline`. They return results; the command line
 //! prints them.
 
 pub mod check;

@@ -28,6 +28,24 @@ pub fn inspect<W: Workload>(
     cache: &Cache,
 ) -> Result<Inspection> {
     let variant = crate::commands::probe::named(w, p.dtype(), name)?;
+    let refuse = |reason: String| {
+        Err(crate::Error::Unsupported {
+            variant: variant.name.clone(),
+            reason,
+        })
+    };
+    let min = variant.mechanism.min_sm();
+    if arch.sm() < min {
+        return refuse(format!(
+            "{} needs sm_{min} or newer; this build is for {arch}",
+            variant.mechanism.name()
+        ));
+    }
+    if w.build(&variant, p, Instrument::CLEAN).arch_specific && arch.sm() != 90 {
+        return refuse(format!(
+            "it uses sm_90a's own instructions (wgmma, setmaxnreg); this build is for {arch}"
+        ));
+    }
     let tc = Toolchain::discover();
     let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
     let built = build::build(

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 /// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
 /// one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 13] = [
+pub const HEADERS: [(&str, &str); 10] = [
     (
         "common/ptx.cuh",
         include_str!("../../kernels/common/ptx.cuh"),
@@ -53,12 +53,6 @@ pub const HEADERS: [(&str, &str); 13] = [
         "pipeline/direct.cuh",
         include_str!("../../kernels/pipeline/direct.cuh"),
     ),
-    ("gemm/simt.cuh", include_str!("../../kernels/gemm/simt.cuh")),
-    ("gemm/mma.cuh", include_str!("../../kernels/gemm/mma.cuh")),
-    (
-        "gemm/wgmma.cuh",
-        include_str!("../../kernels/gemm/wgmma.cuh"),
-    ),
 ];
 
 /// TILEPIPE_KERNELS=DIR: a folder laid out as kernels/ whose files replace the embedded sources,
@@ -73,7 +67,7 @@ pub fn source_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The kernel's text and every header, embedded or read from `dir`.
+/// The kernel's text, the shared headers and its own, embedded or read from `dir`.
 fn sources(k: KernelSource, dir: Option<&Path>) -> Result<(String, Vec<(&'static str, String)>)> {
     let read = |name: &str, embedded: &str| match dir {
         None => Ok(embedded.to_string()),
@@ -85,6 +79,7 @@ fn sources(k: KernelSource, dir: Option<&Path>) -> Result<(String, Vec<(&'static
     let text = read(k.file, k.text)?;
     let headers = HEADERS
         .iter()
+        .chain(k.headers)
         .map(|&(name, embedded)| Ok((name, read(name, embedded)?)))
         .collect::<Result<Vec<_>>>()?;
     Ok((text, headers))
@@ -172,6 +167,7 @@ pub const POISON: KernelSource = KernelSource {
     file: "poison.cu",
     text: include_str!("../../kernels/poison.cu"),
     entry: "tilepipe_smem_poison",
+    headers: &[],
 };
 
 /// The wait a timed batch is queued behind (`Engine::hold`).
@@ -179,6 +175,7 @@ pub const HOLD: KernelSource = KernelSource {
     file: "hold.cu",
     text: include_str!("../../kernels/hold.cu"),
     entry: "tilepipe_hold",
+    headers: &[],
 };
 
 /// The plain device copy measured beside cuMemcpyDtoD for the copy ceiling.
@@ -186,6 +183,7 @@ pub const PLAIN_COPY: KernelSource = KernelSource {
     file: "plain_copy.cu",
     text: include_str!("../../kernels/plain_copy.cu"),
     entry: "tilepipe_plain_copy",
+    headers: &[],
 };
 
 /// A kernel of tilepipe's own machinery (the shared-memory poison, the plain copy), through the
@@ -262,6 +260,10 @@ mod tests {
         let (text, headers) = sources(POISON, None).unwrap();
         assert_eq!(text, POISON.text);
         assert_eq!(headers.len(), HEADERS.len());
+        let gemm = crate::workload::gemm::KERNEL;
+        let (_, with_own) = sources(gemm, None).unwrap();
+        assert_eq!(with_own.len(), HEADERS.len() + gemm.headers.len());
+        assert!(with_own.iter().any(|(n, _)| *n == "gemm/wgmma.cuh"));
         let dir = tempfile::tempdir().unwrap();
         let e = sources(POISON, Some(dir.path())).unwrap_err().to_string();
         assert!(e.contains("poison.cu"), "{e}");

@@ -72,6 +72,20 @@ impl Mechanism {
         }
     }
 
+    /// A pipelined mechanism by the name a sweep's mechanism axis and the variants' names give it,
+    /// and whether a producer warp feeds it (`tma-ws`).
+    pub fn pipelined(name: &str) -> Option<(Mechanism, bool)> {
+        Some(match name {
+            "cpasync" => (Mechanism::Cpasync, false),
+            "mca-pipeline" => (Mechanism::MemcpyAsyncPipeline, false),
+            "mca-barrier" => (Mechanism::MemcpyAsyncBarrier, false),
+            "bulk" => (Mechanism::Bulk, false),
+            "tma" => (Mechanism::Tma, false),
+            "tma-ws" => (Mechanism::Tma, true),
+            _ => return None,
+        })
+    }
+
     pub fn uses_mbarrier_ring(self) -> bool {
         matches!(self, Mechanism::Bulk | Mechanism::Tma)
     }

@@ -47,8 +47,9 @@ pub fn read(path: &Path) -> Result<Loaded> {
 
 /// Prepares `path` for more points: a last line without its newline is cut off the file (it is a
 /// write a crash interrupted; appending after it would glue the next record onto it), and each
-/// line that is not a record is named. A missing file is a sweep not begun.
-pub fn resume(path: &Path) -> Result<Resumed> {
+/// line that is not a record is named. A missing file is a sweep not begun; a file of another
+/// workload's points is refused (its keys do not name the workload, so they would pass for done).
+pub fn resume(path: &Path, workload: &str) -> Result<Resumed> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Resumed::default()),
@@ -72,6 +73,14 @@ pub fn resume(path: &Path) -> Result<Resumed> {
         ));
     }
     let loaded = parse(&bytes[..complete]);
+    if let Some(other) = loaded.records.iter().find(|r| r.workload != workload) {
+        return Err(Error::InvalidArgument(format!(
+            "{} holds points of the {} workload; --resume continues a sweep of the same workload \
+             ({workload} here): give another --out",
+            path.display(),
+            other.workload
+        )));
+    }
     warnings.extend(loaded.skipped.iter().map(|s| {
         format!(
             "{} {s}; left in the file, its point (if any) is measured again",
@@ -228,7 +237,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = torn_file(d.path());
         let before = std::fs::read(&p).unwrap().len();
-        let r = resume(&p).unwrap();
+        let r = resume(&p, "rmsnorm").unwrap();
         assert_eq!(
             r.warnings,
             [format!(
@@ -253,7 +262,7 @@ mod tests {
         let l = read(&p).unwrap();
         assert_eq!((l.records.len(), l.skipped.len()), (3, 0));
         // a second resume finds nothing to cut
-        assert!(resume(&p).unwrap().warnings.is_empty());
+        assert!(resume(&p, "rmsnorm").unwrap().warnings.is_empty());
     }
 
     #[test]
@@ -274,10 +283,23 @@ mod tests {
                 .starts_with("line 3: not a sweep record (")
         );
         assert_eq!(l.skipped[1].why, "not UTF-8 text");
-        let r = resume(&p).unwrap();
+        let r = resume(&p, "rmsnorm").unwrap();
         assert_eq!(r.done.len(), 2);
         assert_eq!(r.warnings.len(), 2);
         assert!(r.warnings[0].contains("sweep.jsonl line 3: not a sweep record"));
+    }
+
+    #[test]
+    fn resuming_another_workloads_sweep_is_refused_naming_both() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("sweep.jsonl");
+        append(&p, &crate::results::sweep::record("sync", 0, 1, 4, 1.0)).unwrap();
+        let e = resume(&p, "copy").unwrap_err().to_string();
+        assert!(
+            e.contains("points of the rmsnorm workload") && e.contains("(copy here)"),
+            "{e}"
+        );
+        assert_eq!(resume(&p, "rmsnorm").unwrap().done.len(), 1);
     }
 
     #[test]
@@ -289,7 +311,7 @@ mod tests {
             msg.contains("none.jsonl") && msg.contains("os error 2"),
             "{msg}"
         );
-        assert_eq!(resume(&p).unwrap(), Resumed::default());
+        assert_eq!(resume(&p, "rmsnorm").unwrap(), Resumed::default());
         assert!(!p.exists());
     }
 
@@ -319,7 +341,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("sweep.jsonl");
         std::fs::write(&p, "{\"ke").unwrap();
-        let r = resume(&p).unwrap();
+        let r = resume(&p, "rmsnorm").unwrap();
         assert!(r.done.is_empty() && r.warnings.len() == 1);
         assert_eq!(std::fs::read(&p).unwrap(), b"");
     }

@@ -34,6 +34,9 @@ pub struct KernelSource {
     pub file: &'static str,
     pub text: &'static str,
     pub entry: &'static str,
+    /// Headers of its own beside the shared ones (kernels/common, kernels/pipeline): path under
+    /// kernels/ and text.
+    pub headers: &'static [(&'static str, &'static str)],
 }
 
 /// Bytes a perfect kernel moves through device memory, and the floating-point operations it does.
@@ -310,6 +313,9 @@ pub trait Workload: Send + Sync + 'static {
 
     /// The small problem each variant is probed on once under compute-sanitizer, and its grid.
     fn sanitize_case(&self) -> Result<Case<Self::Problem>>;
+    /// The variants `check --sanitize` puts under the sanitizer when none are named: a few
+    /// correct pipelines of each mechanism and controls it must flag.
+    fn sanitize_variants(&self) -> &'static str;
     /// A vendor library to measure against and judge by, where the workload has one (its row,
     /// skipped with the reason, where it cannot be loaded).
     fn vendor(
@@ -431,4 +437,38 @@ workloads! {
     "rmsnorm" => rows::Rows(&rmsnorm::RmsNorm),
     "copy" => rows::Rows(&copy::Copy),
     "gemm" => gemm::Gemm,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Variant;
+
+    /// Whether `check --sanitize`'s default list names only variants the workload has.
+    struct SanitizeDefaults;
+    impl Visitor for SanitizeDefaults {
+        type Output = std::result::Result<usize, String>;
+        fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
+            let all = DType::ALL
+                .iter()
+                .flat_map(|&d| w.catalogue(d).into_iter().chain(w.controls(d)))
+                .collect();
+            Variant::select(all, Some(w.sanitize_variants()))
+                .map(|v| v.len())
+                .map_err(|e| e.to_string())
+        }
+    }
+
+    #[test]
+    fn every_workloads_sanitizer_defaults_exist_and_an_unknown_name_is_refused() {
+        for name in all() {
+            let picked = visit(name, SanitizeDefaults).unwrap();
+            assert!(picked.is_ok_and(|n| n >= 4), "{name}: {picked:?}");
+        }
+        let e = visit("attn", SanitizeDefaults).unwrap_err().to_string();
+        assert!(
+            e.contains("no workload 'attn'") && e.contains("rmsnorm, copy, gemm"),
+            "{e}"
+        );
+    }
 }

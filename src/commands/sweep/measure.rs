@@ -113,7 +113,7 @@ pub fn build_sets<S: Clone>(
 }
 
 /// The points measured already, and what resuming did to the file.
-fn done<W: Workload>(e: &Engine, o: &SweepOptions<W::Problem>) -> Result<BTreeSet<String>> {
+fn done<W: Workload>(e: &Engine, w: &W, o: &SweepOptions<W::Problem>) -> Result<BTreeSet<String>> {
     if o.worker.is_some() {
         // siblings append to the same file: read it, never cut it (the parent did, if needed)
         return measured(&o.jsonl);
@@ -121,7 +121,7 @@ fn done<W: Workload>(e: &Engine, o: &SweepOptions<W::Problem>) -> Result<BTreeSe
     if !o.resume {
         return Ok(BTreeSet::new());
     }
-    let resumed = resume(&o.jsonl)?;
+    let resumed = resume(&o.jsonl, w.name())?;
     for w in &resumed.warnings {
         e.progress.note(w);
     }
@@ -136,7 +136,7 @@ pub fn gpu_of(e: &Engine) -> String {
 
 pub fn sweep<W: Workload>(e: &Engine, w: &W, o: &SweepOptions<W::Problem>) -> Result<Vec<Record>> {
     check(w, o, crate::meminfo::available())?;
-    let done = done::<W>(e, o)?;
+    let done = done(e, w, o)?;
     let copy = match w.bound() {
         Bound::Memory => Some(copy_ceiling(e, 1 << 30, 10)?.gbps),
         Bound::Compute => None,

@@ -23,6 +23,7 @@ impl RowBody for Copy {
             file: "copy.cu",
             text: include_str!("../../../kernels/copy.cu"),
             entry: "tilepipe_copy",
+            headers: &[],
         }
     }
 

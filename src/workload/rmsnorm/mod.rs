@@ -24,6 +24,7 @@ impl RowBody for RmsNorm {
             file: "rmsnorm.cu",
             text: include_str!("../../../kernels/rmsnorm.cu"),
             entry: "tilepipe_rmsnorm",
+            headers: &[],
         }
     }
 

@@ -369,6 +369,10 @@ impl Workload for Rows {
         ))
     }
 
+    fn sanitize_variants(&self) -> &'static str {
+        "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
+    }
+
     fn sweep_axis(&self) -> (&'static str, &'static [usize]) {
         ("tiles", &sweep::TILES)
     }

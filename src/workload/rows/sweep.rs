@@ -40,13 +40,10 @@ pub fn variant(mechanism: &str, stages: u32) -> Option<RowVariant> {
         ("direct", _) => catalogue::direct(1),
         ("sync", _) | (_, 1) => all[0].clone(),
         ("regprefetch", _) => all[1].clone(),
-        ("cpasync", s) => row(Pipe::with_stages(Mechanism::Cpasync, s, false)),
-        ("mca-pipeline", s) => row(Pipe::with_stages(Mechanism::MemcpyAsyncPipeline, s, false)),
-        ("mca-barrier", s) => row(Pipe::with_stages(Mechanism::MemcpyAsyncBarrier, s, false)),
-        ("bulk", s) => row(Pipe::with_stages(Mechanism::Bulk, s, false)),
-        ("tma", s) => row(Pipe::with_stages(Mechanism::Tma, s, false)),
-        ("tma-ws", s) => row(Pipe::with_stages(Mechanism::Tma, s, true)),
-        _ => return None,
+        (m, s) => {
+            let (m, ws) = Mechanism::pipelined(m)?;
+            row(Pipe::with_stages(m, s, ws))
+        }
     })
 }
 
