@@ -356,7 +356,7 @@ fn every_argument_is_judged_before_the_gpu_opens() {
         ),
         (
             vec!["sweep", "--tokens", "4096", "--offset", "8"],
-            "--tokens, --offset cannot be taken: use --axis tiles=...",
+            "so --tokens, --offset cannot be taken (allowed: --dtype and the base --hidden",
         ),
         (
             vec!["sweep", "--workload", "gemm", "--k", "512"],

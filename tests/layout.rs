@@ -118,7 +118,7 @@ fn floors(g: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
         .rev()
         .map(|h| {
             memo.iter()
-                .filter(|(_, &v)| v == h)
+                .filter(|(_, v)| **v == h)
                 .map(|(k, _)| k.clone())
                 .collect()
         })

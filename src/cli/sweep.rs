@@ -71,21 +71,16 @@ impl Visitor for SweepArgs {
 
     fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
         let a = self;
-        let p = &a.problem;
-        let set = [
-            ("--tokens", p.tokens.is_some()),
-            ("--row-stride", p.row_stride.is_some()),
-            ("--offset", p.offset.is_some()),
-            ("--alloc", p.alloc.is_some()),
-            ("--tile-rows", p.tile_rows.is_some()),
-            ("--k", p.k.is_some()),
-        ];
-        let ignored: Vec<&str> = set.iter().filter(|s| s.1).map(|s| s.0).collect();
+        // the axes set each point's size: of the problem's flags, only the base it starts from
+        let ignored = a
+            .problem
+            .flags()
+            .given_except(&["--dtype", "--hidden", "--m", "--n", "--layout"]);
         if !ignored.is_empty() {
             anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
-                "sweep sets each point's size from its axes, so {} cannot be taken: use --axis \
-                 tiles=... or --axis tile_rows=... (row workloads) or --axis k=... (GEMM); every \
-                 point is a dense view",
+                "sweep sets each point's size from its axes, so {} cannot be taken (allowed: \
+                 --dtype and the base --hidden, or --m --n --layout; sizes as --axis tiles=..., \
+                 --axis tile_rows=... or --axis k=...); every point is a dense view",
                 ignored.join(", ")
             )));
         }

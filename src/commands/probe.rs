@@ -80,8 +80,8 @@ pub fn probe<W: Workload>(
     let mut all_passed = true;
     for i in 0..runs {
         let mut results = [
-            crate::commands::run::result_of(w, &fitted, &case.problem),
-            crate::commands::run::result_of(w, &fitted, &case.problem),
+            crate::engine::validate::result_of(w, &fitted, &case.problem),
+            crate::engine::validate::result_of(w, &fitted, &case.problem),
         ];
         validate_case(
             e,

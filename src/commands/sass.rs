@@ -28,22 +28,22 @@ pub fn inspect<W: Workload>(
     cache: &Cache,
 ) -> Result<Inspection> {
     let variant = crate::commands::probe::named(w, p.dtype(), name)?;
-    let refuse = |reason: String| {
-        Err(crate::Error::Unsupported {
-            variant: variant.name.clone(),
-            reason,
-        })
+    let refuse = |why: String| {
+        Err(crate::Error::InvalidArgument(format!(
+            "{}: {why}",
+            variant.name
+        )))
     };
     let min = variant.mechanism.min_sm();
     if arch.sm() < min {
         return refuse(format!(
-            "{} needs sm_{min} or newer; this build is for {arch}",
+            "{} needs sm_{min} or newer; this build is for {arch} (allowed: --arch sm_{min} and newer)",
             variant.mechanism.name()
         ));
     }
     if w.build(&variant, p, Instrument::CLEAN).arch_specific && arch.sm() != 90 {
         return refuse(format!(
-            "it uses sm_90a's own instructions (wgmma, setmaxnreg); this build is for {arch}"
+            "it uses sm_90a's own instructions (wgmma, setmaxnreg); this build is for {arch} (allowed: --arch sm_90)"
         ));
     }
     let tc = Toolchain::discover();

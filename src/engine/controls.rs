@@ -4,38 +4,15 @@
 //! its own, a new one after each fault, until all its runs are done: the fault of a run is how
 //! that run caught it, and the suite goes on.
 
-use super::validate::{Lineup, validate_case};
+use super::validate::{Lineup, result_of, validate_case};
 use super::{Engine, Ready, isolate};
-use crate::results::{ControlRuns, Grid, Status, VariantResult};
+use crate::results::{ControlRuns, Grid, Status};
 use crate::verdict::tally::{Process, Tally};
 use crate::workload::{Case, Workload};
 use crate::{Error, Result};
 
 /// How long one probe process of a control may take (a few seconds when nothing hangs).
 pub const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// A fresh result slot for one run.
-fn slot<W: Workload>(r: &Ready<W>) -> VariantResult {
-    VariantResult {
-        name: r.name().to_string(),
-        mechanism: r.variant().mechanism,
-        stages: r.variant().stages,
-        bytes_per_copy: r.variant().copy_bytes,
-        control: r.variant().control,
-        warp_specialized: r.variant().warp_specialized,
-        tile: String::new(),
-        status: Status::Passed,
-        detail: None,
-        build: None,
-        resources: None,
-        sass: None,
-        math: None,
-        completion: String::new(),
-        validation: Vec::new(),
-        timing: None,
-        perf: None,
-    }
-}
 
 /// Seed of run `k` of a control on case `ci`: every run draws fresh inputs.
 pub fn run_seed(seed: u64, ci: usize, k: usize) -> u64 {
@@ -64,7 +41,8 @@ pub fn runs_here<W: Workload>(
         let mut caught: Option<String> = None;
         for (ci, case) in cases.iter().enumerate() {
             // slot 0 is the twin's (unused without one), slot 1 the variant's
-            let mut results = [twin.map_or_else(|| slot(r), slot), slot(r)];
+            let slot = |x: &Ready<W>| result_of(w, x.variant(), &case.problem);
+            let mut results = [slot(twin.unwrap_or(r)), slot(r)];
             let outcome = validate_case(
                 e,
                 w,

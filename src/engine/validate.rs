@@ -5,6 +5,7 @@
 
 use super::isolate::sticky;
 use super::{Engine, Ready};
+use crate::pipeline::Variant;
 use crate::results::{CaseResult, Status, VariantResult};
 use crate::verdict::Verdict;
 use crate::workload::{Case, Problem, Refs, Vendor, Workload};
@@ -154,5 +155,28 @@ fn fail(e: &Engine, r: &mut VariantResult, name: &str, case: &str, err: Error) -
                 None
             }
         },
+    }
+}
+
+/// A variant's result slot before anything ran.
+pub fn result_of<W: Workload>(w: &W, v: &Variant<W::Shape>, p: &W::Problem) -> VariantResult {
+    VariantResult {
+        name: v.name.clone(),
+        mechanism: v.mechanism,
+        stages: v.stages,
+        bytes_per_copy: w.bytes_per_copy(v, p),
+        control: v.control,
+        warp_specialized: v.warp_specialized,
+        tile: w.tile_label(v, p),
+        status: Status::Passed,
+        detail: None,
+        build: None,
+        resources: None,
+        sass: None,
+        math: None,
+        completion: w.completion(v, p),
+        validation: Vec::new(),
+        timing: None,
+        perf: None,
     }
 }

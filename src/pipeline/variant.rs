@@ -119,9 +119,11 @@ impl Pipe {
             Mechanism::Bulk | Mechanism::Tma => Pipe::ring(mechanism, stages, ws),
         }
     }
+}
 
-    /// This pipeline on a workload's tile shape.
-    pub fn shaped<S>(self, shape: S) -> Variant<S> {
+impl<S: Clone> Variant<S> {
+    /// This pipeline on a workload's tile shape (`()`: the pipeline alone).
+    pub fn shaped<T>(self, shape: T) -> Variant<T> {
         Variant {
             name: self.name,
             mechanism: self.mechanism,
@@ -136,24 +138,10 @@ impl Pipe {
             shape,
         }
     }
-}
 
-impl<S: Clone> Variant<S> {
     /// The pipeline alone, without the workload's shape.
     pub fn pipe(&self) -> Pipe {
-        Variant {
-            name: self.name.clone(),
-            mechanism: self.mechanism,
-            stages: self.stages,
-            copy_bytes: self.copy_bytes,
-            bypass_l1: self.bypass_l1,
-            mca_form: self.mca_form,
-            warp_specialized: self.warp_specialized,
-            control: self.control,
-            min_blocks: self.min_blocks,
-            l2_evict_last: self.l2_evict_last,
-            shape: (),
-        }
+        self.clone().shaped(())
     }
 
     /// The same variant with its kernel's launch bound asking for `min_blocks` blocks per SM.

@@ -156,14 +156,7 @@ pub fn chrome_trace(variants: &[(String, Vec<BlockTrace>)]) -> serde_json::Value
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::timeline::TileEvents;
-
-    fn tile(k: usize, ev: [u64; 5]) -> TileEvents {
-        TileEvents {
-            k,
-            at: ev.map(|c| Some((1000 + c, c))),
-        }
-    }
+    use crate::results::timeline::{TileEvents, tile};
 
     #[test]
     fn renders_bars_for_every_slice() {

@@ -293,7 +293,7 @@ mod tests {
     fn resuming_another_workloads_sweep_is_refused_naming_both() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("sweep.jsonl");
-        append(&p, &crate::results::sweep::record("sync", 0, 1, 4, 1.0)).unwrap();
+        append(&p, &record("sync", 0, 1, 4, 1.0)).unwrap();
         let e = resume(&p, "copy").unwrap_err().to_string();
         assert!(
             e.contains("points of the rmsnorm workload") && e.contains("(copy here)"),

@@ -154,16 +154,18 @@ pub fn overlap(blocks: &[BlockTrace]) -> Overlap {
     }
 }
 
+/// A tile whose five events are `ev` cycles after a common start, for tests.
+#[cfg(test)]
+pub(crate) fn tile(k: usize, ev: [u64; 5]) -> TileEvents {
+    TileEvents {
+        k,
+        at: ev.map(|c| Some((1000 + c, c))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn tile(k: usize, ev: [u64; 5]) -> TileEvents {
-        TileEvents {
-            k,
-            at: ev.map(|c| Some((1000 + c, c))),
-        }
-    }
 
     #[test]
     fn union_and_overlap_by_hand() {

@@ -463,7 +463,7 @@ mod tests {
     fn every_workloads_sanitizer_defaults_exist_and_an_unknown_name_is_refused() {
         for name in all() {
             let picked = visit(name, SanitizeDefaults).unwrap();
-            assert!(picked.is_ok_and(|n| n >= 4), "{name}: {picked:?}");
+            assert!(picked.as_ref().is_ok_and(|&n| n >= 4), "{name}: {picked:?}");
         }
         let e = visit("attn", SanitizeDefaults).unwrap_err().to_string();
         assert!(

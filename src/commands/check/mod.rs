@@ -164,7 +164,7 @@ fn group_tests<W: Workload>(
         let mut results: Vec<_> = lineup
             .ready
             .iter()
-            .map(|(_, r)| crate::commands::run::result_of(w, r.variant(), &case.problem))
+            .map(|(_, r)| crate::engine::validate::result_of(w, r.variant(), &case.problem))
             .collect();
         let outcome = validate_case(
             e,

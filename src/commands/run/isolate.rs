@@ -114,7 +114,7 @@ mod tests {
         let p = RowProblem::new(View::new(64, 4096, None, 0, None, dt).unwrap(), dt, None);
         let all = w.catalogue(dt);
         let order: Vec<String> = all.iter().map(|v| v.name.clone()).collect();
-        let result = |i: usize| super::super::result_of(&w, &all[i], &p);
+        let result = |i: usize| crate::engine::validate::result_of(&w, &all[i], &p);
         let mut variants = vec![result(0), result(3)];
         let mut notes = Vec::new();
         let mut bad = result(1);

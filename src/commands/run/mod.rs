@@ -8,7 +8,7 @@ mod measure;
 mod plan;
 
 pub use isolate::{ChildRun, run_isolated};
-pub use plan::{result_of, selected};
+pub use plan::selected;
 
 use crate::engine::validate::{CaseOutcome, Lineup, validate_case};
 use crate::engine::{Engine, Ready, TimingOptions, case_seed, prepare_all};

@@ -23,29 +23,6 @@ pub fn selected<W: Workload>(
     Ok(out)
 }
 
-/// A variant's result slot before anything ran.
-pub fn result_of<W: Workload>(w: &W, v: &Variant<W::Shape>, p: &W::Problem) -> VariantResult {
-    VariantResult {
-        name: v.name.clone(),
-        mechanism: v.mechanism,
-        stages: v.stages,
-        bytes_per_copy: w.bytes_per_copy(v, p),
-        control: v.control,
-        warp_specialized: v.warp_specialized,
-        tile: w.tile_label(v, p),
-        status: Status::Passed,
-        detail: None,
-        build: None,
-        resources: None,
-        sass: None,
-        math: None,
-        completion: w.completion(v, p),
-        validation: Vec::new(),
-        timing: None,
-        perf: None,
-    }
-}
-
 /// The builds of a run: each variant fitted to every one of `problems` (the first is the one the
 /// builds are for), with one job per instrumentation in `instruments`. Returns the result slots
 /// (skips and their reasons recorded) and the jobs with the slot each serves.
@@ -62,7 +39,7 @@ pub fn plan<W: Workload>(
     for v in variants {
         let fitted = w.fit(v, problems);
         let i = results.len();
-        results.push(result_of(w, &fitted, p));
+        results.push(crate::engine::validate::result_of(w, &fitted, p));
         if results[..i].iter().any(|r| r.name == fitted.name) {
             let why = format!(
                 "with {}-byte copies (all these problems allow) it is {}, already in this run",

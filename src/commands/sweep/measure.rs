@@ -4,6 +4,7 @@
 //! them, each point appended as it lands beside the run's ceiling (the copy, or the vendor
 //! library at that point).
 
+use super::record::VALIDATED;
 use super::shard::workers_variants;
 use super::{SweepOptions, peers};
 use crate::engine::time::{copy_ceiling, time_kernel, time_with};
@@ -12,12 +13,10 @@ use crate::engine::{Engine, Job, Ready, case_seed, prepare_all};
 use crate::pipeline::{Instrument, Mechanism, Variant};
 use crate::results::sweep::{PointResources, Record, key};
 use crate::results::sweep_store::{append, measured, resume};
-use crate::results::{Bound, Grid, Status, Timing, gbps, tflops};
+use crate::results::{Bound, Grid, Status, Timing, tflops};
 use crate::workload::{Problem, Workload};
 use crate::{Error, Result};
 use std::collections::BTreeSet;
-
-const VALIDATED: &str = "build validated before timing on the workload's run cases (tails, fewer tiles than stages, a strided view, the problem as given)";
 const PROBE: &str = "stage probe: one stage only, output meaningless, not validated";
 
 /// What can be judged without a GPU, so that it is refused before any GPU work: the file (there
@@ -294,7 +293,7 @@ fn validate<W: Workload>(
     };
     let mut results: Vec<_> = full
         .iter()
-        .map(|r| crate::commands::run::result_of(w, r.variant(), &cases[0].problem))
+        .map(|r| crate::engine::validate::result_of(w, r.variant(), &cases[0].problem))
         .collect();
     e.progress
         .stage("validate", (cases.len() * full.len()) as u64);
@@ -347,37 +346,16 @@ fn record<W: Workload>(
     ceiling: f64,
     (gpu, only): (String, u32),
 ) -> Record {
-    let traffic = w.traffic(id.problem);
-    let ms = t.device.median;
     Record {
-        key: id.key,
-        workload: w.name().into(),
-        bound: w.bound(),
         variant: id.variant.name.clone(),
         mechanism: Some(id.variant.mechanism),
         stages: id.variant.stages,
         only,
         dtype: id.dtype,
-        config: id.config,
-        axis: w.sweep_axis().0.into(),
-        size: id.size,
         blocks: id.blocks,
         steps_per_block: id.steps_per_block,
-        bytes_moved: traffic.bytes,
-        flops: traffic.flops,
-        median_ms: ms,
-        min_ms: t.device.min,
-        max_ms: t.device.max,
-        rel_stdev: t.device.rel_stdev,
-        host_submit_us: t.host_submit.median,
-        gbps: gbps(traffic.bytes, ms),
-        tflops: (traffic.flops > 0).then(|| tflops(traffic.flops, ms)),
-        ceiling,
-        resources: None,
-        sm_clock_mhz: t.clocks.as_ref().and_then(|c| c.sm_range()),
-        clock_warning: t.clocks.as_ref().and_then(|c| c.warning.clone()),
         validated: if only == 0 { VALIDATED } else { PROBE }.into(),
         gpu: Some(gpu),
-        peer: None,
+        ..super::record::timed(w, id.problem, t, ceiling, (id.key, id.config, id.size))
     }
 }

@@ -6,6 +6,7 @@
 pub mod measure;
 pub mod merge;
 mod peers;
+mod record;
 pub mod shard;
 
 pub use measure::sweep;

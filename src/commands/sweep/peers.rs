@@ -12,7 +12,7 @@ use crate::peers::{self, TorchRequest};
 use crate::progress::Progress;
 use crate::results::sweep::{Record, key};
 use crate::results::sweep_store::append;
-use crate::results::{Peer, Status, gbps, tflops};
+use crate::results::{Peer, Status};
 use crate::workload::{Problem, Workload};
 use std::path::Path;
 
@@ -127,35 +127,8 @@ pub fn point_of<W: Workload>(
             ));
         }
     };
-    let traffic = w.traffic(p);
-    let ms = t.device.median;
     Ok(Record {
-        key: at.key,
-        workload: w.name().into(),
-        bound: w.bound(),
         variant: peer.name.clone(),
-        mechanism: None,
-        stages: 0,
-        only: 0,
-        dtype: p.dtype(),
-        config: at.config,
-        axis: w.sweep_axis().0.into(),
-        size: at.size,
-        blocks: 0,
-        steps_per_block: 0,
-        bytes_moved: traffic.bytes,
-        flops: traffic.flops,
-        median_ms: ms,
-        min_ms: t.device.min,
-        max_ms: t.device.max,
-        rel_stdev: t.device.rel_stdev,
-        host_submit_us: t.host_submit.median,
-        gbps: gbps(traffic.bytes, ms),
-        tflops: (traffic.flops > 0).then(|| tflops(traffic.flops, ms)),
-        ceiling,
-        resources: None,
-        sm_clock_mhz: t.clocks.as_ref().and_then(|c| c.sm_range()),
-        clock_warning: t.clocks.as_ref().and_then(|c| c.warning.clone()),
         validated: peer
             .checked
             .clone()
@@ -166,6 +139,7 @@ pub fn point_of<W: Workload>(
             peer.version.as_deref().unwrap_or("version unknown"),
             peer.math
         )),
+        ..super::record::timed(w, p, t, ceiling, (at.key, at.config, at.size))
     })
 }
 

@@ -78,7 +78,9 @@ pub struct ShardSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::sweep::SweepOptions;
     use crate::dtype::DType;
+    use crate::results::sweep::key;
     use crate::workload::rmsnorm::RmsNorm;
     use crate::workload::rows::{RowProblem, Rows, View};
     use proptest::prelude::*;
