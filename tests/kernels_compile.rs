@@ -20,7 +20,7 @@ use tilepipe::gpu::DeviceInfo;
 use tilepipe::gpu::cache::Cache;
 use tilepipe::pipeline::{Claim, Instrument, Variant};
 use tilepipe::toolchain::Toolchain;
-use tilepipe::workload::{Visitor, Workload};
+use tilepipe::workload::{VariantOf, Visitor, Workload};
 
 /// The GPU a recorded H200 run describes, as another architecture where asked (the sm_80 builds
 /// are judged against what an sm_80 GPU allows).
@@ -41,7 +41,7 @@ impl Visitor for CompileAll<'_> {
     type Output = usize;
 
     fn visit<W: Workload>(self, w: &'static W) -> usize {
-        let mut jobs: Vec<(Variant<W::Shape>, W::Problem, Instrument, Arch)> = Vec::new();
+        let mut jobs: Vec<(VariantOf<W>, W::Problem, Instrument, Arch)> = Vec::new();
         let mut seen = BTreeSet::new();
         for arch in ["sm_90", "sm_80"] {
             let arch: Arch = arch.parse().unwrap();

@@ -4,7 +4,7 @@
 use crate::Result;
 use crate::engine::Engine;
 use crate::pipeline::Variant;
-use crate::workload::Workload;
+use crate::workload::{VariantOf, Workload};
 
 /// The variants `names` picks (names or prefixes), fitted to `p`, and those this GPU or `p`
 /// cannot run, each with the reason.
@@ -13,7 +13,7 @@ pub fn traceable<W: Workload>(
     w: &W,
     names: &str,
     p: &W::Problem,
-) -> Result<(Vec<Variant<W::Shape>>, Vec<String>)> {
+) -> Result<(Vec<VariantOf<W>>, Vec<String>)> {
     let all = Variant::select(w.catalogue(crate::workload::Problem::dtype(p)), Some(names))?;
     let (mut ok, mut why) = (Vec::new(), Vec::new());
     for v in all {

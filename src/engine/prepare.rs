@@ -96,7 +96,8 @@ pub fn prepare_all<W: Workload>(
         },
     );
     let entry = w.kernel().entry;
-    let evidence: Vec<Option<Result<(SassEvidence, Option<Attestation>)>>> = jobs
+    type Evidence = Option<Result<(SassEvidence, Option<Attestation>)>>;
+    let evidence: Vec<Evidence> = jobs
         .par_iter()
         .zip(&builds)
         .map(|(j, b)| {

@@ -318,10 +318,7 @@ pub trait Workload: Send + Sync + 'static {
     fn sanitize_variants(&self) -> &'static str;
     /// A vendor library to measure against and judge by, where the workload has one (its row,
     /// skipped with the reason, where it cannot be loaded).
-    fn vendor(
-        &self,
-        _gpu: &Gpu,
-    ) -> Option<std::result::Result<Box<dyn Vendor<Self::Buffers>>, Peer>> {
+    fn vendor(&self, _gpu: &Gpu) -> Option<VendorOrWhy<Self::Buffers>> {
         None
     }
     /// The problem as torch sees it, with the inputs and (where one passed) the vendor's output.
@@ -408,6 +405,12 @@ pub trait Workload: Send + Sync + 'static {
 
 /// Something to do with a workload whose type the caller does not know: `visit` calls it with the
 /// one the user named.
+/// A variant of workload `W`.
+pub type VariantOf<W> = Variant<<W as Workload>::Shape>;
+
+/// A vendor library loaded, or the row that says why it could not be.
+pub type VendorOrWhy<B> = std::result::Result<Box<dyn Vendor<B>>, Peer>;
+
 pub trait Visitor {
     type Output;
     fn visit<W: Workload>(self, w: &'static W) -> Self::Output;

@@ -125,7 +125,7 @@ fn group_tests<W: Workload>(
     w: &W,
     o: &SuiteOptions,
     (tag, group): (&str, &W::Problem),
-    variants: (&[Variant<W::Shape>], &[Variant<W::Shape>]),
+    variants: plan::Lineup<W>,
     report: &mut SuiteReport,
 ) -> Result<()> {
     let cases = w.suite_cases(group, o.seed)?;

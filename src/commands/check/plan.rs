@@ -4,7 +4,7 @@
 
 use crate::engine::{Engine, Job};
 use crate::pipeline::{Instrument, Variant};
-use crate::workload::{Case, Problem, Workload};
+use crate::workload::{Case, Problem, VariantOf, Workload};
 use std::collections::HashMap;
 
 /// A build, as the suite tells builds apart: the fitted variant's name and copy width, and what
@@ -12,14 +12,23 @@ use std::collections::HashMap;
 type Key = (String, u32, Instrument);
 
 /// One group's plan: the distinct builds, and what runs on them (indices into `jobs`).
+/// Builds run many times: the build, its twin's clean build, the cases.
+pub type Repeated<P> = Vec<(usize, Option<usize>, Vec<Case<P>>)>;
+
+/// A variant fitted to the cases it can take.
+pub type Fitted<W> = (VariantOf<W>, Vec<Case<<W as Workload>::Problem>>);
+
+/// The variants of a group: the correct ones and the controls.
+pub type Lineup<'a, W> = (&'a [VariantOf<W>], &'a [VariantOf<W>]);
+
 pub struct GroupPlan<W: Workload> {
     pub jobs: Vec<Job<W>>,
     /// Per suite case, its builds in catalogue order (the baseline first).
     pub valid: Vec<(Case<W::Problem>, Vec<usize>)>,
-    /// Stressed builds of correct variants: the build, its twin's clean build, the cases.
-    pub stress: Vec<(usize, Option<usize>, Vec<Case<W::Problem>>)>,
-    /// Controls: the build, its twin's clean build, the cases.
-    pub controls: Vec<(usize, Option<usize>, Vec<Case<W::Problem>>)>,
+    /// Stressed builds of correct variants.
+    pub stress: Repeated<W::Problem>,
+    /// Controls.
+    pub controls: Repeated<W::Problem>,
     /// What the group leaves out, each with the reason.
     pub skipped: Vec<String>,
 }
@@ -47,7 +56,7 @@ fn fitted<W: Workload>(
     cases: &[Case<W::Problem>],
     tag: &str,
     skipped: &mut Vec<String>,
-) -> Option<(Variant<W::Shape>, Vec<Case<W::Problem>>)> {
+) -> Option<Fitted<W>> {
     let problems: Vec<&W::Problem> = cases.iter().map(|c| &c.problem).collect();
     let f = w.fit(v, &problems);
     let taken: Vec<Case<W::Problem>> = cases
@@ -68,7 +77,7 @@ pub fn plan<W: Workload>(
     e: &Engine,
     w: &W,
     (tag, group): (&str, &W::Problem),
-    (correct, controls): (&[Variant<W::Shape>], &[Variant<W::Shape>]),
+    (correct, controls): Lineup<W>,
     cases: Vec<Case<W::Problem>>,
 ) -> crate::Result<GroupPlan<W>> {
     let mut jobs = Jobs {

@@ -271,7 +271,7 @@ mod tests {
     fn odd_rows_narrow_the_copy_or_say_why_not() {
         let cp = &catalogue(DType::F32)[2];
         assert_eq!(cp.copy_bytes, 16);
-        let f = fit(&cp, &[&p(1002, DType::F32)]);
+        let f = fit(cp, &[&p(1002, DType::F32)]);
         assert_eq!((f.copy_bytes, f.name.as_str()), (8, "cpasync-ca8-s2"));
         let tuned = fit(
             &catalogue(DType::F32).pop().unwrap(),
@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(tuned.name, "cpasync-ca8-s3-128x128x32-8w");
         assert!(can_implement(&f, &p(1002, DType::F32)).is_ok());
         let odd = p(1001, DType::Bf16);
-        let f = fit(&cp, &[&odd]);
+        let f = fit(cp, &[&odd]);
         let why = can_implement(&f, &odd).unwrap_err();
         assert!(
             why.contains("1001 elements") && why.contains("copy unit"),

@@ -26,10 +26,9 @@ use crate::evidence::sass::{Attestation, Census};
 use crate::gpu::{DevBuf, DeviceInfo, Gpu};
 use crate::peers::Subject;
 use crate::pipeline::{Ctl, Instrument, Mechanism, Pipe};
-use crate::results::Peer;
 use crate::verdict::Verdict;
 use crate::workload::{
-    Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, Vendor, Workload,
+    Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, VendorOrWhy, Workload,
 };
 
 pub const KERNEL: KernelSource = KernelSource {
@@ -315,7 +314,7 @@ impl Workload for Gemm {
         "sync,cpasync-cg16-s3,mca-pipeline-a16-s3,tma-wgmma-s4,tma-wgmma-ws-s3,ctl-skip-wait,ctl-early-release"
     }
 
-    fn vendor(&self, gpu: &Gpu) -> Option<std::result::Result<Box<dyn Vendor<Buffers>>, Peer>> {
+    fn vendor(&self, gpu: &Gpu) -> Option<VendorOrWhy<Buffers>> {
         Some(match gpu.blas() {
             Ok(b) => Ok(Box::new(cublas::CuBlas(b))),
             Err(why) => Err(cublas::missing(&why)),

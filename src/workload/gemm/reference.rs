@@ -85,7 +85,7 @@ fn tally(against: &str, items: Vec<(usize, usize, f64, f64, f64)>) -> Verdict {
             max_ratio = max_ratio.max(ratio);
         }
         // NaN compares false: a NaN error or bound fails too
-        if !(ratio < 1.0) {
+        if ratio.is_nan() || ratio >= 1.0 {
             failures += 1;
             if worst.is_none() {
                 worst = Some(format!(

@@ -19,10 +19,10 @@ fn every_stage_destination_is_aligned_for_its_copy() {
             let vec = 16 / dt.size();
             for hidden in (vec..=8192).step_by(vec) {
                 for tile_rows in 1..=8 {
-                    let cfg = config(&v, &BuildConfig::new(dt, hidden, Some(tile_rows)));
+                    let cfg = config(v, &BuildConfig::new(dt, hidden, Some(tile_rows)));
                     let slot = cfg.slot_bytes();
                     assert!(slot >= cfg.tile_rows as u32 * cfg.row_bytes());
-                    assert_eq!(dynamic_smem(&v, &cfg), v.slots() * slot);
+                    assert_eq!(dynamic_smem(v, &cfg), v.slots() * slot);
                     for s in 0..v.stages {
                         assert_eq!((s * slot) % 128, 0, "{} {dt} {hidden} stage {s}", v.name);
                     }
@@ -66,13 +66,13 @@ fn direct_reads_the_runs_tiles_in_place() {
     assert_eq!(d.claim(), Claim::Direct);
     assert!(!d.is_baseline() && !d.mechanism.uses_mbarrier_ring());
     // the run's tile height (two rows here), and no slot in shared memory
-    let c = config(&d, &cfg());
+    let c = config(d, &cfg());
     assert_eq!(c, cfg());
     assert_eq!(c.tile_rows, 2);
-    assert_eq!(dynamic_smem(&d, &c), 0);
-    assert_eq!(unsupported_on(&d, 70, 0, &c), None);
-    assert!(defines(&d, &c).contains(&"-DMECH=7".to_string()));
-    assert!(completion(&d, &c).starts_with("no staging"));
+    assert_eq!(dynamic_smem(d, &c), 0);
+    assert_eq!(unsupported_on(d, 70, 0, &c), None);
+    assert!(defines(d, &c).contains(&"-DMECH=7".to_string()));
+    assert!(completion(d, &c).starts_with("no staging"));
     assert!(controls().iter().all(|v| v.mechanism != d.mechanism));
 }
 
@@ -84,29 +84,29 @@ fn direct_x2_and_split2_regroup_threads_and_keep_the_runs_reduction() {
     assert_eq!((x2.mechanism, x2.shape.fold), (Mechanism::Direct, 2));
     // a block of 128 threads, each doing the work of two of the run's 256: the kernel lays its
     // reduction out for CONSUMERS x FOLD = 256 threads, as sync does
-    let c = config(&x2, &cfg());
+    let c = config(x2, &cfg());
     assert_eq!(c.consumers, cfg().consumers / 2);
-    assert_eq!(threads(&x2, &c), 128);
-    let d = defines(&x2, &c);
+    assert_eq!(threads(x2, &c), 128);
+    let d = defines(x2, &c);
     assert!(d.contains(&"-DCONSUMERS=128".to_string()) && d.contains(&"-DFOLD=2".to_string()));
-    assert!(completion(&x2, &c).contains("a block of 128 threads, each doing the work of 2"));
+    assert!(completion(x2, &c).contains("a block of 128 threads, each doing the work of 2"));
     // direct-split2: a block of 512 threads, each holding half of one reduction thread's vectors
     let s2 = all.iter().find(|v| v.name == "direct-split2").unwrap();
     assert_eq!(s2, &direct_split(2));
     assert_eq!((s2.shape.fold, s2.shape.split), (1, 2));
-    let c = config(&s2, &cfg());
-    assert_eq!(threads(&s2, &c), 512);
-    let d = defines(&s2, &c);
+    let c = config(s2, &cfg());
+    assert_eq!(threads(s2, &c), 512);
+    let d = defines(s2, &c);
     assert!(d.contains(&"-DCONSUMERS=512".to_string()) && d.contains(&"-DSPLIT=2".to_string()));
-    assert!(completion(&s2, &c).contains("a block of 512 threads, each holding 1/2 of one"));
+    assert!(completion(s2, &c).contains("a block of 512 threads, each holding 1/2 of one"));
     // every other variant regroups nothing
     assert!(
         all.iter()
             .filter(|v| !["direct-x2", "direct-split2"].contains(&v.name.as_str()))
             .all(|v| v.shape.fold == 1
                 && v.shape.split == 1
-                && defines(&v, &cfg()).contains(&"-DFOLD=1".to_string())
-                && defines(&v, &cfg()).contains(&"-DSPLIT=1".to_string()))
+                && defines(v, &cfg()).contains(&"-DFOLD=1".to_string())
+                && defines(v, &cfg()).contains(&"-DSPLIT=1".to_string()))
     );
     // a variant recorded before the field existed reads back unfolded
     let mut j = serde_json::to_value(direct(1)).unwrap();
@@ -124,7 +124,7 @@ fn launch_bounds_reach_the_kernel_only_where_the_catalogue_sets_them() {
     assert_eq!(bound("mca-pipeline-elem-s2"), 8);
     assert_eq!(bound("sync"), 0);
     for v in &all {
-        let d = defines(&v, &cfg());
+        let d = defines(v, &cfg());
         assert!(
             d.contains(&format!("-DMIN_BLOCKS={}", v.min_blocks)),
             "{}",
@@ -230,10 +230,10 @@ fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
         };
         assert_eq!(&unhinted, base);
         assert!(t.takes_l2_policy());
-        assert!(defines(&t, &cfg()).contains(&"-DL2_EVICT_LAST=1".to_string()));
-        assert!(defines(&base, &cfg()).contains(&"-DL2_EVICT_LAST=0".to_string()));
-        assert!(completion(&t, &cfg()).ends_with("its copies mark their L2 lines evict-last"));
-        assert!(!completion(&base, &cfg()).contains("evict-last"));
+        assert!(defines(t, &cfg()).contains(&"-DL2_EVICT_LAST=1".to_string()));
+        assert!(defines(base, &cfg()).contains(&"-DL2_EVICT_LAST=0".to_string()));
+        assert!(completion(t, &cfg()).ends_with("its copies mark their L2 lines evict-last"));
+        assert!(!completion(base, &cfg()).contains("evict-last"));
     }
     // copies that take no policy are refused the flag
     for v in [
