@@ -24,7 +24,8 @@ impl fmt::Display for Arch {
 
 impl FromStr for Arch {
     type Err = crate::Error;
-    /// Accepts sm_90, 90, 9.0.
+    /// Accepts sm_90, 90, 9.0, and sm_90a (the same GPU: a build adds the suffix itself where its
+    /// kernel uses that architecture's own instructions).
     fn from_str(s: &str) -> crate::Result<Self> {
         let bad = || {
             crate::Error::InvalidArgument(format!(
@@ -32,6 +33,7 @@ impl FromStr for Arch {
             ))
         };
         let t = s.trim().trim_start_matches("sm_");
+        let t = t.strip_suffix('a').unwrap_or(t);
         let (major, minor) = match t.split_once('.') {
             Some((a, b)) => (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?),
             None if t.len() >= 2 && t.chars().all(|c| c.is_ascii_digit()) => {
@@ -53,7 +55,7 @@ mod tests {
 
     #[test]
     fn parses_all_spellings() {
-        for s in ["sm_90", "90", "9.0"] {
+        for s in ["sm_90", "90", "9.0", "sm_90a"] {
             assert_eq!(s.parse::<Arch>().unwrap(), Arch { major: 9, minor: 0 });
         }
         assert_eq!("sm_86".parse::<Arch>().unwrap().to_string(), "sm_86");

@@ -9,7 +9,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     #[error(
         "no CUDA driver: {detail}. tilepipe needs an NVIDIA driver (libcuda.so) and an sm_70 or newer GPU (sm_80 for cp.async); \
-         host-only commands (lab queue, model, sass --arch, report) work without one"
+         host-only commands (sass --arch, inspect, report, compare, merge, model, lab queue) work without one"
     )]
     NoDriver { detail: String },
 

@@ -116,10 +116,14 @@ fn report_renders_an_h200_results_file() {
 fn report_refuses_other_files_clearly() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("results.json");
-    std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
+    std::fs::write(&bad, "{\"schema_version\": 2}").unwrap();
     let out = tilepipe().arg("report").arg(&bad).output().unwrap();
     assert!(!out.status.success());
     assert_says(&out, "missing field");
+    // a file of another schema says which
+    std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
+    let out = tilepipe().arg("report").arg(&bad).output().unwrap();
+    assert_says(&out, "schema_version 1 (this tilepipe reads 2)");
 }
 
 #[test]
@@ -334,6 +338,31 @@ fn every_argument_is_judged_before_the_gpu_opens() {
             "--tile-rows 29: a slot holds",
         ),
         (
+            vec!["sass", "tma-s3", "--arch", "sm_80"],
+            "tma needs sm_90 or newer; this build is for sm_80",
+        ),
+        (
+            vec![
+                "sass",
+                "tma-wgmma-s4",
+                "--workload",
+                "gemm",
+                "--dtype",
+                "bf16",
+                "--arch",
+                "sm_100a",
+            ],
+            "uses sm_90a's own instructions (wgmma, setmaxnreg); this build is for sm_100",
+        ),
+        (
+            vec!["sweep", "--tokens", "4096", "--offset", "8"],
+            "so --tokens, --offset cannot be taken (allowed: --dtype and the base --hidden",
+        ),
+        (
+            vec!["sweep", "--workload", "gemm", "--k", "512"],
+            "so --k cannot be taken",
+        ),
+        (
             vec!["run", "--tokens", "1099511627776"],
             "tokens 1099511627776 is more than the kernels' 32-bit row and tile counts hold; allowed: tokens = 1..=2147483647",
         ),
@@ -401,8 +430,8 @@ fn model_skips_a_record_it_cannot_take_and_says_why() {
     let p = dir.path().join("sweep.jsonl");
     let text = std::fs::read_to_string(fixture("sweep.jsonl")).unwrap();
     let first = text.lines().next().unwrap().replace(
-        "\"tiles_per_block\":1,",
-        "\"tiles_per_block\":1000000000000000,",
+        "\"steps_per_block\":1,",
+        "\"steps_per_block\":1000000000000000,",
     );
     assert!(first.contains("1000000000000000"));
     std::fs::write(&p, format!("{first}\n{text}")).unwrap();
@@ -423,7 +452,7 @@ fn model_skips_a_record_it_cannot_take_and_says_why() {
 
 #[test]
 fn readme_and_errors_state_the_architectures_the_code_enforces() {
-    use tilepipe::mechanism::Mechanism;
+    use tilepipe::pipeline::Mechanism;
     let readme = std::fs::read_to_string(format!("{}/README.md", env!("CARGO_MANIFEST_DIR")))
         .unwrap()
         .split_whitespace()

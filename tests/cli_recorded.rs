@@ -132,7 +132,7 @@ fn compare_refuses_bad_input_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nothing.json");
     let not_results = dir.path().join("results.json");
-    std::fs::write(&not_results, "{\"schema_version\": 1}").unwrap();
+    std::fs::write(&not_results, "{\"schema_version\": 2}").unwrap();
     let base = fixture("seam-before.json");
     for (args, needle) in [
         (
@@ -157,8 +157,9 @@ fn compare_refuses_bad_input_with_exit_2() {
 
 #[test]
 fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
-    use tilepipe::sweep::SweepSpec;
-    use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+    use tilepipe::commands::sweep::SweepSpec;
+    use tilepipe::commands::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+    use tilepipe::workload::{rmsnorm::RmsNorm, rows::Rows};
     let lines: Vec<String> = std::fs::read_to_string(fixture("sweep.jsonl"))
         .unwrap()
         .lines()
@@ -177,8 +178,8 @@ fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
         std::fs::create_dir_all(&dir).unwrap();
         let spec = ShardSpec {
             workload: "rmsnorm".into(),
-            spec: SweepSpec::default(),
-            hidden: 4096,
+            spec: SweepSpec::default_for(&Rows(&RmsNorm)),
+            problem: "bf16 h4096".into(),
             seed: 1,
             shard,
         };

@@ -1,10 +1,12 @@
 //! `compare` on two recorded H200 runs of the same problem by two binaries (the seam change:
 //! tests/fixtures/seam-{before,after}.json), and on copies of them edited to show each rule firing.
 
-use tilepipe::bench::stats::Summary;
-use tilepipe::report::compare::{Change, Comparison, Verdict, compare, render};
-use tilepipe::report::{RunResults, Status};
-use tilepipe::sass::Attestation;
+use tilepipe::evidence::sass::Attestation;
+use tilepipe::render::compare::{Change, Comparison, Verdict, compare, render};
+use tilepipe::results::Status;
+use tilepipe::verdict::statistics::Summary;
+
+type RunResults = tilepipe::results::RunResults<serde_json::Value>;
 
 fn fixture(name: &str) -> RunResults {
     let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -29,11 +31,11 @@ fn with_samples(name: &str, samples: &[f64]) -> (RunResults, RunResults) {
     (base, new)
 }
 
-fn variant<'a>(r: &'a mut RunResults, name: &str) -> &'a mut tilepipe::report::VariantResult {
+fn variant<'a>(r: &'a mut RunResults, name: &str) -> &'a mut tilepipe::results::VariantResult {
     r.variants.iter_mut().find(|v| v.name == name).unwrap()
 }
 
-fn row<'a>(c: &'a Comparison, name: &str) -> &'a tilepipe::report::compare::VariantChange {
+fn row<'a>(c: &'a Comparison, name: &str) -> &'a tilepipe::render::compare::VariantChange {
     c.variants.iter().find(|v| v.name == name).unwrap()
 }
 
@@ -234,7 +236,7 @@ fn another_gpu_another_problem_or_a_moved_ceiling_is_a_warning() {
     assert!(!c.regressed());
 
     let mut new = base.clone();
-    new.workload.view.hidden = 1544;
+    new.workload.problem = new.workload.problem.replace("x 4096", "x 1544");
     let w = compare(&base, &new, 5.0).warnings;
     assert!(w.len() == 1 && w[0].contains("different problems"), "{w:?}");
 
@@ -367,15 +369,14 @@ fn the_terminal_table_ends_in_the_summary() {
     assert!(text.starts_with("BASE: NVIDIA H200"));
 }
 
-fn gemm_fixture(name: &str) -> tilepipe::report::gemm::GemmRun {
-    let path = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    tilepipe::report::gemm::GemmRun::read(std::path::Path::new(&path)).unwrap()
+fn gemm_fixture(name: &str) -> RunResults {
+    fixture(name)
 }
 
 #[test]
 fn a_gemm_run_compares_against_itself_with_cublas_in_the_ceilings_place() {
     let base = gemm_fixture("gemm-h200-hopper.json");
-    let same = tilepipe::report::compare::compare_gemm(&base, &base.clone(), 5.0);
+    let same = compare(&base, &base.clone(), 5.0);
     assert!(same.warnings.is_empty(), "{:?}", same.warnings);
     assert_eq!(same.count(Verdict::Same), same.variants.len());
     assert!(
@@ -395,7 +396,7 @@ fn a_gemm_run_compares_against_itself_with_cublas_in_the_ceilings_place() {
     let t = v.timing.as_mut().unwrap();
     t.device_ms = t.device_ms.iter().map(|ms| ms * 1.25).collect();
     t.device = Summary::of(&t.device_ms).unwrap();
-    let c = tilepipe::report::compare::compare_gemm(&base, &new, 5.0);
+    let c = compare(&base, &new, 5.0);
     let ws = row(&c, "tma-wgmma-ws-s4");
     assert_eq!(ws.verdict, Verdict::Slower);
     assert!(ws.regression && c.regressed());
@@ -410,18 +411,19 @@ fn two_recorded_gemm_runs_of_one_problem_and_what_makes_a_warning() {
         gemm_fixture("gemm-h200.json"),
         gemm_fixture("gemm-h200-hopper.json"),
     );
-    let c = tilepipe::report::compare::compare_gemm(&ampere, &hopper, 5.0);
+    let c = compare(&ampere, &hopper, 5.0);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     assert_eq!(row(&c, "tma-wgmma-ws-s4").verdict, Verdict::New);
     assert_eq!(row(&c, "cpasync-cg16-s3").verdict, Verdict::Missing);
     assert!(row(&c, "sync").ratio.is_some());
     let mut other = hopper.clone();
-    other.problem.k = 4096;
-    let mut t = other.cublas.timing.clone().unwrap();
+    other.workload.problem = "8192x8192x4096 bf16 B[NxK]".into();
+    let cublas = other.vendor.as_mut().unwrap();
+    let mut t = cublas.timing.clone().unwrap();
     t.device_ms = vec![0.70, 0.70, 0.71];
     t.device = Summary::of(&t.device_ms).unwrap();
-    other.cublas.timing = Some(t);
-    let c = tilepipe::report::compare::compare_gemm(&hopper, &other, 5.0);
+    cublas.timing = Some(t);
+    let c = compare(&hopper, &other, 5.0);
     assert!(
         c.warnings
             .iter()

@@ -3,8 +3,11 @@
 
 use assert_cmd::Command;
 use std::path::Path;
-use tilepipe::report::{RunResults, formats};
-use tilepipe::sweep;
+use tilepipe::render::formats;
+use tilepipe::results::sweep::Record;
+use tilepipe::results::sweep_store;
+
+type RunResults = tilepipe::results::RunResults<serde_json::Value>;
 
 fn fixture(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -21,18 +24,20 @@ fn run_as_markdown_is_two_github_tables_and_the_warnings() {
     let r = run();
     let md = formats::run::markdown(&r);
     assert!(md.starts_with("**tilepipe 0.1.0: rmsnorm bf16 on NVIDIA H200 (sm_90, 132 SMs)"));
-    assert!(md.contains("| variant | mechanism | stages | B/copy | status | device median us |"));
-    assert!(
-        md.contains("| --- | --- | --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: |")
-    );
-    assert!(md.contains("| sync | sync | 1 | 16 | passed | 1146.3 |"));
+    assert!(md.contains(
+        "| variant | mechanism | tile | stages | B/copy | status | device median us | min..max us | GB/s | % of copy |"
+    ));
+    assert!(md.contains(
+        "| --- | --- | --- | ---: | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |"
+    ));
+    assert!(md.contains("| sync | sync | 2 rows | 1 | 16 | passed | 1146.3 |"));
     assert!(md.contains("| variant | regs | smem static+dyn |"));
     // every variant in both tables, every row as wide as its header
     let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
     assert_eq!(rows.len(), 2 * (r.variants.len() + 2));
     for row in &rows {
         let cells = row.matches(" | ").count() + 1;
-        assert!(cells == 11 || cells == 9, "{row}");
+        assert!(cells == 13 || cells == 10, "{row}");
     }
     assert!(md.contains("\n- CLOCKS tma-ws-s2-64k: SM clock moved"));
     assert!(md.contains("\n- repeatability: sync measured again"));
@@ -59,7 +64,7 @@ fn run_as_csv_is_one_row_per_variant_at_full_precision() {
     let csv = formats::run::csv(&r);
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines.len(), r.variants.len() + 1);
-    assert!(lines[0].starts_with("variant,mechanism,stages,bytes_per_copy,"));
+    assert!(lines[0].starts_with("variant,mechanism,tile,stages,bytes_per_copy,"));
     let header = fields(lines[0]);
     let sync = fields(lines[1]);
     let at = |name: &str| sync[header.iter().position(|h| h == name).unwrap()].as_str();
@@ -92,25 +97,25 @@ fn a_traced_run_as_markdown_has_its_timeline_table() {
 
 #[test]
 fn sweep_points_as_markdown_csv_and_json() {
-    let records = sweep::read(&fixture("sweep.jsonl")).unwrap().records;
+    let records = sweep_store::read(&fixture("sweep.jsonl")).unwrap().records;
     let md = formats::sweep::markdown(&records);
     assert!(md.starts_with(&format!("**{} sweep points**", records.len())));
-    assert!(md.contains("| sync | pipeline | bf16 | 4096 | 2 | 4 | 4 |"));
+    assert!(md.contains("| sync | pipeline | bf16 | h4096 r2 | tiles | 4 | 4 |"));
     assert!(md.contains("| copy stage only |"));
     assert!(
-        md.contains("| variant | stages | tiles/blk | predicted |") && md.contains("FLAGGED: "),
+        md.contains("| variant | stages | steps/blk | predicted |") && md.contains("FLAGGED: "),
         "the model beside the points"
     );
     let csv = formats::sweep::csv(&records);
     assert_eq!(csv.lines().count(), records.len() + 1);
-    assert!(csv.starts_with("key,variant,mechanism,stages,only,"));
+    assert!(csv.starts_with("key,workload,variant,mechanism,stages,only,"));
     assert!(
         csv.lines()
             .nth(1)
             .unwrap()
-            .starts_with("sync|only0|bf16|h4096|r2|t4,sync,sync,1,0,")
+            .starts_with("sync|only0|bf16|h4096|r2|t4,rmsnorm,sync,sync,1,0,")
     );
-    let back: Vec<sweep::Record> = serde_json::from_str(&formats::sweep::json(&records)).unwrap();
+    let back: Vec<Record> = serde_json::from_str(&formats::sweep::json(&records)).unwrap();
     assert_eq!(back.len(), records.len());
     assert_eq!(back[0].key, records[0].key);
 }
@@ -118,7 +123,7 @@ fn sweep_points_as_markdown_csv_and_json() {
 /// Points of a sweep dealt over two GPUs are listed GPU by GPU, each naming its GPU.
 #[test]
 fn sweep_points_of_two_gpus_are_grouped_by_gpu() {
-    let mut records = sweep::read(&fixture("sweep.jsonl")).unwrap().records;
+    let mut records = sweep_store::read(&fixture("sweep.jsonl")).unwrap().records;
     for (i, r) in records.iter_mut().enumerate() {
         r.gpu = Some(format!("GPU {}: NVIDIA H200 (GPU-{})", i % 2, i % 2));
     }
@@ -175,7 +180,7 @@ fn run_check_and_sweep_take_the_four_formats_and_refuse_others() {
 
 /// A run with its torch peers: one timed (as fast as `sync`), one skipped with its reason.
 fn with_peers() -> RunResults {
-    use tilepipe::report::peer::Peer;
+    use tilepipe::results::Peer;
     let mut r = run();
     let sync = r.variants[0].clone();
     let mut eager = Peer::new(
@@ -184,7 +189,7 @@ fn with_peers() -> RunResults {
         "eager: f32 math",
     );
     eager.timing = sync.timing.clone();
-    eager.perf = sync.perf;
+    eager.perf = sync.perf.clone();
     eager.checked = Some("f64 reference on every element: 0 beyond tolerance".into());
     r.peers = vec![
         eager,
@@ -197,8 +202,8 @@ fn with_peers() -> RunResults {
 fn peers_sit_in_every_format_beside_the_variants() {
     let r = with_peers();
     let md = formats::run::markdown(&r);
-    assert!(md.contains("| torch eager | peer: torch 2.11.0 | - | - | passed | 1146.3 |"));
-    assert!(md.contains("| torch.compile | peer: version unknown | - | - | skipped | - |"));
+    assert!(md.contains("| torch eager | peer: torch 2.11.0 | - | - | - | passed | 1146.3 |"));
+    assert!(md.contains("| torch.compile | peer: version unknown | - | - | - | skipped | - |"));
     assert!(md.contains("\n- skipped torch.compile (peer): cannot import triton"));
     let csv = formats::run::csv(&r);
     let lines: Vec<&str> = csv.lines().collect();
@@ -210,7 +215,7 @@ fn peers_sit_in_every_format_beside_the_variants() {
         .unwrap();
     assert_eq!(eager.split(',').count(), width, "{eager}");
     assert!(eager.contains(",passed,"));
-    let html = tilepipe::report::html::render(&r);
+    let html = tilepipe::render::html::render(&r);
     assert!(html.contains("Peers: the same problem through other tools"));
     assert!(html.contains("f64 reference on every element: 0 beyond tolerance"));
     assert!(html.contains("torch.compile (peer): cannot import triton"));
@@ -220,27 +225,20 @@ fn peers_sit_in_every_format_beside_the_variants() {
 }
 
 #[test]
-fn torch_peers_join_one_gemm_run_but_not_a_gemm_sweep() {
-    let peers = |cmd: &str| {
-        Command::cargo_bin("tilepipe")
+fn torch_peers_join_a_gemm_run_and_sweep_after_the_shape_is_judged() {
+    for cmd in ["run", "sweep"] {
+        let out = Command::cargo_bin("tilepipe")
             .unwrap()
             .args([cmd, "--workload", "gemm", "--peers", "torch", "--m", "0"])
             .output()
-            .unwrap()
-    };
-    let out = peers("sweep");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("--peers torch in a sweep takes the row workloads")
-            && err.contains("run --workload gemm --peers torch"),
-        "{err}"
-    );
-    // run takes them: what it refuses here is the shape, before any GPU is opened
-    let out = peers("run");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("M = 0") && !err.contains("--peers"), "{err}");
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("M = 0") && !err.contains("--peers"),
+            "{cmd}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -263,7 +261,8 @@ fn a_kernel_faster_than_the_copy_ceiling_is_said_to_be_never_shown_over_100_perc
 
 #[test]
 fn the_ceiling_names_the_copy_that_set_it_and_shows_both() {
-    use tilepipe::bench::{OwnCopy, Summary};
+    use tilepipe::results::timing::OwnCopy;
+    use tilepipe::verdict::statistics::Summary;
     let mut c = run().ceiling.unwrap();
     // a recorded run from before the plain copy kernel: the driver's copy, named
     assert_eq!(c.kernel, "cuMemcpyDtoD");
@@ -290,7 +289,7 @@ fn the_ceiling_names_the_copy_that_set_it_and_shows_both() {
     assert!(!d.contains("problem's size"), "{d}");
     // a small problem's own-size copy sits beside the ceiling, never in place of it
     let t = Summary::of(&[0.0159]).unwrap();
-    c.at_problem_size = Some(tilepipe::bench::SizedCopy {
+    c.at_problem_size = Some(tilepipe::results::SizedCopy {
         bytes_copied: 25_178_112,
         buffer_sets: 5,
         time: t,
@@ -309,13 +308,13 @@ fn a_recorded_h200_run_with_torch_peers_shows_them_validated_or_failed() {
     let r = RunResults::read(&fixture("h200-peers.json")).unwrap();
     let md = formats::run::markdown(&r);
     // the f32-math spellings validated and timed, the dtype-rounding one refused by the same bound
-    assert!(md.contains("| torch eager | peer: torch 2.11.0+cu130 | - | - | passed |"));
-    assert!(
-        md.contains("| torch.compile | peer: torch 2.11.0+cu130, triton 3.6.0 | - | - | passed |")
-    );
-    assert!(
-        md.contains("| torch eager, F.rms_norm | peer: torch 2.11.0+cu130 | - | - | FAILED | - |")
-    );
+    assert!(md.contains("| torch eager | peer: torch 2.11.0+cu130 | - | - | - | passed |"));
+    assert!(md.contains(
+        "| torch.compile | peer: torch 2.11.0+cu130, triton 3.6.0 | - | - | - | passed |"
+    ));
+    assert!(md.contains(
+        "| torch eager, F.rms_norm | peer: torch 2.11.0+cu130 | - | - | - | FAILED | - |"
+    ));
     assert!(md.contains("- FAILED torch eager, F.rms_norm (peer): validation: "));
     let compiled = r.peers.iter().find(|p| p.name == "torch.compile").unwrap();
     assert!(

@@ -44,11 +44,11 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
                 "--n",
                 "1048576",
             ],
-            "the GEMM's host buffers:",
+            "the problem's host buffers:",
         ),
         (
             vec!["run", "--workload", "gemm", "--variants", "nosuch"],
-            "no gemm variant matches 'nosuch' (allowed: a name or prefix of sync, regprefetch, cpasync-cg16-s2",
+            "no variant matches 'nosuch' (allowed: a name or prefix of sync, regprefetch, cpasync-cg16-s2",
         ),
         (
             vec!["run", "--workload", "gemm", "--layout", "tn"],
@@ -59,8 +59,12 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
             "no workload 'nosuch' (allowed: rmsnorm, copy, gemm)",
         ),
         (
-            vec!["sweep", "--workload", "gemm", "--ks", "64,0"],
-            "K = 0: allowed 1..=1048576",
+            vec!["sweep", "--workload", "gemm", "--axis", "k=64,0"],
+            "axis k: '0' is not allowed (allowed: whole numbers from 1",
+        ),
+        (
+            vec!["sweep", "--workload", "gemm", "--axis", "tiles=4"],
+            "unknown axis 'tiles' for --workload gemm (allowed: mechanism, stages, k, dtype)",
         ),
         (
             vec!["sweep", "--workload", "gemm", "--n", "0"],
@@ -68,15 +72,19 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
         ),
         (
             vec!["check", "--workload", "gemm", "--layouts", "kn,xx"],
-            "[possible values: kn, nk]",
+            "--layouts: 'xx' is not a layout of B (allowed: kn, nk)",
         ),
         (
-            vec!["check", "--workload", "gemm", "--sanitize", "racecheck"],
-            "--sanitize takes the row workloads",
+            vec!["check", "--workload", "gemm", "--suite-hidden", "4096"],
+            "--suite-hidden is not taken by --workload gemm (allowed: its suite axis, --layouts)",
         ),
         (
-            vec!["run", "--workload", "gemm", "--timeline"],
-            "--timeline and --explain-timing take the row workloads",
+            vec!["check", "--layouts", "kn"],
+            "--layouts is not taken by --workload rmsnorm (allowed: its suite axis, --suite-hidden)",
+        ),
+        (
+            vec!["probe", "cpasync", "--workload", "gemm"],
+            "one exact variant name, got 'cpasync'",
         ),
     ] {
         let err = refused(&args);
@@ -85,14 +93,35 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
 }
 
 #[test]
-fn row_only_commands_refuse_the_gemm_by_name() {
-    for cmd in ["probe", "sass"] {
-        let args = vec![cmd, "sync", "--workload", "gemm"];
+fn a_flag_of_another_workload_is_refused_by_name() {
+    for (args, needle) in [
+        (
+            vec!["run", "--workload", "gemm", "--tokens", "5"],
+            "--tokens not taken by --workload gemm; allowed: --dtype --m --n --k --layout",
+        ),
+        (
+            vec![
+                "timeline",
+                "--workload",
+                "gemm",
+                "--row-stride",
+                "5000",
+                "--offset",
+                "8",
+            ],
+            "--row-stride, --offset not taken by --workload gemm",
+        ),
+        (
+            vec!["run", "--m", "5"],
+            "--m not taken by --workload rmsnorm; allowed: --dtype --tokens --hidden --row-stride --offset --alloc --tile-rows",
+        ),
+        (
+            vec!["probe", "sync", "--workload", "copy", "--layout", "nk"],
+            "--layout not taken by --workload copy",
+        ),
+    ] {
         let err = refused(&args);
-        assert!(
-            err.contains("--workload gemm is taken by `run`, `check`, `sweep` and `timeline` only; allowed here: rmsnorm, copy"),
-            "{cmd}: {err}"
-        );
+        assert!(err.contains(needle), "{args:?}: wanted {needle:?} in {err}");
     }
 }
 
@@ -127,7 +156,7 @@ fn report_renders_a_recorded_gemm_run() {
     let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
     assert!(page.contains("TFLOP/s per variant"));
     assert!(
-        !stdout.contains("Hopper ladder") && !page.contains("Hopper ladder"),
+        !stdout.contains("gemm ladder") && !page.contains("gemm ladder"),
         "no Hopper variant in this run, no ladder"
     );
 }
@@ -143,7 +172,7 @@ fn a_recorded_hopper_run_shows_each_step_of_the_ladder() {
         .unwrap();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success());
-    let ladder = stdout.split_once("the Hopper ladder").expect("a ladder").1;
+    let ladder = stdout.split_once("the gemm ladder").expect("a ladder").1;
     for (variant, gain) in [
         ("tma-wgmma-s2", "-"),
         ("tma-wgmma-ws-s4", "1.24x"),
@@ -159,7 +188,7 @@ fn a_recorded_hopper_run_shows_each_step_of_the_ladder() {
         );
     }
     let page = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
-    assert!(page.contains("The Hopper ladder") && page.contains("1.24x"));
+    assert!(page.contains("The gemm ladder") && page.contains("1.24x"));
 }
 
 #[test]
@@ -189,7 +218,7 @@ fn compare_takes_two_gemm_runs_or_refuses_a_mixed_pair() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
-        err.contains("BASE is a row workload's run and NEW a GEMM run") && err.contains("allowed"),
+        err.contains("BASE is a rmsnorm run and NEW a gemm run") && err.contains("allowed"),
         "{err}"
     );
 }

@@ -1,5 +1,9 @@
-//! Every variant, control, stress, timeline and stage-probe build of every workload, and the
-//! shared-memory poison kernel, compiles for sm_80 and sm_90.
+//! Every variant and control of every workload compiles, for sm_90 and sm_80, in each of its suite
+//! groups (a precision and the workload's own axis: hidden sizes, B's layouts) and fitted to each
+//! suite case (the narrower copies odd rows need), as do the instrumented builds (stress, timeline,
+//! stage probes) and tilepipe's own kernels; each clean build shows in its SASS the movement it
+//! claims (and the math its workload claims), publishes its mbarriers' initialisation before the
+//! first wait, and no warp-specialised wgmma build spills after handing registers over.
 //! Needs NVRTC and the CUDA headers (a CUDA toolkit, or NVIDIA's wheels as `.ci/run` installs
 //! them, with CUDA_HOME). Without them it says so and is skipped, unless TILEPIPE_REQUIRE_NVRTC is
 //! set (CI), where a missing NVRTC fails it.
@@ -7,86 +11,147 @@
 mod common;
 
 use rayon::prelude::*;
+use std::collections::BTreeSet;
 use tilepipe::arch::Arch;
 use tilepipe::dtype::DType;
+use tilepipe::engine::build;
+use tilepipe::evidence::sass;
+use tilepipe::gpu::DeviceInfo;
 use tilepipe::gpu::cache::Cache;
-use tilepipe::kernels;
-use tilepipe::sass;
+use tilepipe::pipeline::{Claim, Instrument, Variant};
 use tilepipe::toolchain::Toolchain;
-use tilepipe::variant::{BuildConfig, Variant};
+use tilepipe::workload::{VariantOf, Visitor, Workload};
+
+/// The GPU a recorded H200 run describes, as another architecture where asked (the sm_80 builds
+/// are judged against what an sm_80 GPU allows).
+fn device(arch: Arch) -> DeviceInfo {
+    let text = include_str!("fixtures/h200-run.json");
+    let v: serde_json::Value = serde_json::from_str(text).unwrap();
+    let mut d: DeviceInfo = serde_json::from_value(v["device"].clone()).unwrap();
+    d.arch = arch;
+    d
+}
+
+struct CompileAll<'a> {
+    tc: &'a Toolchain,
+    nvrtc: &'a str,
+}
+
+impl Visitor for CompileAll<'_> {
+    type Output = usize;
+
+    fn visit<W: Workload>(self, w: &'static W) -> usize {
+        let mut jobs: Vec<(VariantOf<W>, W::Problem, Instrument, Arch)> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for arch in ["sm_90", "sm_80"] {
+            let arch: Arch = arch.parse().unwrap();
+            let gpu = device(arch);
+            for (tag, group) in w.suite_groups(&DType::ALL, None).unwrap() {
+                let dtype = tilepipe::workload::Problem::dtype(&group);
+                let all: Vec<_> = w
+                    .catalogue(dtype)
+                    .into_iter()
+                    .chain(w.controls(dtype))
+                    .collect();
+                for case in w.suite_cases(&group, 1).unwrap() {
+                    for v in &all {
+                        let f = w.fit(v, &[&case.problem]);
+                        let key = (tag.clone(), f.name.clone(), f.copy_bytes, arch.to_string());
+                        if w.can_implement(&f, &case.problem, &gpu).is_ok() && seen.insert(key) {
+                            jobs.push((f, group.clone(), Instrument::CLEAN, arch));
+                        }
+                    }
+                }
+                // the instrumented builds once per architecture, in bf16: they change the loop,
+                // not the types
+                if dtype == DType::Bf16 && tag == w.suite_groups(&[dtype], None).unwrap()[0].0 {
+                    let baseline = w.catalogue(dtype).remove(0);
+                    let only = |only| Instrument {
+                        only,
+                        ..Instrument::CLEAN
+                    };
+                    let runnable =
+                        |v: &&Variant<W::Shape>| w.can_implement(v, &group, &gpu).is_ok();
+                    for v in all.iter().filter(runnable) {
+                        jobs.push((v.clone(), group.clone(), Instrument::STRESSED, arch));
+                    }
+                    for v in all.iter().filter(|v| !v.is_control()).filter(runnable) {
+                        jobs.push((v.clone(), group.clone(), Instrument::traced(8), arch));
+                    }
+                    if w.stage_probes() {
+                        for v in all.iter().filter(|v| !v.is_control()).filter(runnable) {
+                            jobs.push((v.clone(), group.clone(), only(1), arch));
+                        }
+                        jobs.push((baseline, group.clone(), only(2), arch));
+                    }
+                }
+            }
+        }
+        jobs.par_iter().for_each(|(v, p, ins, arch)| {
+            let label = format!("{} {} {ins:?} {arch}", w.name(), v.name);
+            let built = build::build(
+                w,
+                v,
+                p,
+                *ins,
+                (*arch, self.tc),
+                self.nvrtc,
+                &Cache::disabled(),
+            )
+            .unwrap_or_else(|e| panic!("{label}: {e}"));
+            assert!(!built.cubin.is_empty());
+            if !ins.is_clean() || self.tc.nvdisasm.is_none() {
+                return;
+            }
+            let entry = w.kernel().entry;
+            let ev = sass::examine(&built.cubin, self.tc, entry, v.claim()).unwrap();
+            let math = w.math(v, p, ev.census.as_ref(), &built.log);
+            if v.claim() != Claim::AnyAsync || math.is_some() {
+                assert!(
+                    ev.attestation.is_attested(),
+                    "{label}: {}",
+                    ev.attestation.label()
+                );
+            }
+            if let Some(m) = &math {
+                assert!(m.is_attested(), "{label}: math {}", m.label());
+            }
+            let published = sass::parse::parse(&ev.listing)
+                .iter()
+                .find(|f| f.name == entry)
+                .and_then(sass::protocol::init_published);
+            assert!(
+                published.as_ref().is_none_or(|p| p.is_ok()),
+                "{label}: mbarrier init not published: {published:?}"
+            );
+            let c = ev.census.as_ref().unwrap();
+            if c.count("USETMAXREG") > 0 {
+                assert_eq!(c.count("USETMAXREG"), 2, "{label}: registers handed over");
+                assert_eq!(c.count("STL"), 0, "{label}: no spills");
+            }
+        });
+        jobs.len()
+    }
+}
 
 #[test]
 fn every_build_compiles_and_attests() {
     let Some((tc, nvrtc)) = common::nvrtc() else {
         return;
     };
-    for w in tilepipe::workload::all() {
-        every_build_of(w, &tc, &nvrtc);
+    for name in tilepipe::workload::all() {
+        let visitor = CompileAll {
+            tc: &tc,
+            nvrtc: &nvrtc,
+        };
+        let n = tilepipe::workload::visit(name, visitor).unwrap();
+        eprintln!("{name}: {n} builds compiled");
     }
-}
-
-fn every_build_of(w: &dyn tilepipe::workload::Workload, tc: &Toolchain, nvrtc: &str) {
-    let all: Vec<Variant> = w.catalogue().into_iter().chain(w.controls()).collect();
-    let mut jobs = Vec::new();
     for arch in ["sm_90", "sm_80"] {
         let arch: Arch = arch.parse().unwrap();
-        for utility in [kernels::POISON, kernels::HOLD, kernels::PLAIN_COPY] {
-            let built = kernels::build_utility(utility, arch, tc, nvrtc, &Cache::disabled());
+        for utility in [build::POISON, build::HOLD, build::PLAIN_COPY] {
+            let built = build::build_utility(utility, arch, &tc, &nvrtc, &Cache::disabled());
             assert!(!built.unwrap().cubin.is_empty());
         }
-        for dt in DType::ALL {
-            for hidden in [4096, 1544] {
-                let base = BuildConfig::new(dt, hidden, None);
-                let mut cfgs = vec![base];
-                // the flag builds once per architecture: they change the loop, not the types
-                if dt == DType::Bf16 && hidden == 4096 {
-                    cfgs.extend([
-                        BuildConfig { stress: 3, ..base },
-                        BuildConfig {
-                            trace_tiles: 8,
-                            ..base
-                        },
-                        BuildConfig { only: 1, ..base },
-                        BuildConfig { only: 2, ..base },
-                    ]);
-                }
-                for cfg in cfgs {
-                    jobs.extend(
-                        all.iter()
-                            .map(|v| (v, v.config(&cfg), v.config(&base), arch))
-                            .filter(|(v, cfg, _, _)| {
-                                v.unsupported_on(arch.sm(), 232448, cfg).is_none()
-                            })
-                            // the compute-only probe is built from the baseline alone (sweep's probes)
-                            .filter(|(v, cfg, _, _)| cfg.only != 2 || v.name == all[0].name),
-                    );
-                }
-            }
-        }
     }
-    jobs.par_iter().for_each(|&(v, cfg, base, arch)| {
-        let built = kernels::build(w, v, &cfg, arch, tc, nvrtc, &Cache::disabled())
-            .unwrap_or_else(|e| panic!("{} {} {cfg:?}: {e}", w.name(), v.name));
-        assert!(!built.cubin.is_empty());
-        if cfg == base && tc.nvdisasm.is_some() {
-            let entry = w.kernel().entry;
-            let ev = sass::examine(&built.cubin, tc, entry, v.claim()).unwrap();
-            assert!(
-                v.claim() == tilepipe::variant::Claim::AnyAsync || ev.attestation.is_attested(),
-                "{} {cfg:?} {arch}: {}",
-                v.name,
-                ev.attestation.label()
-            );
-            let published = sass::parse::parse(&ev.listing)
-                .iter()
-                .find(|f| f.name == entry)
-                .and_then(sass::protocol::init_published);
-            assert!(
-                published.is_none_or(|p| p.is_ok()),
-                "{} {cfg:?} {arch}: mbarrier init not published",
-                v.name
-            );
-        }
-    });
-    eprintln!("{}: {} builds compiled", w.name(), jobs.len());
 }

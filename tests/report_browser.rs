@@ -11,9 +11,10 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tilepipe::report::gemm::GemmRun;
-use tilepipe::report::{RunResults, compare, html};
-use tilepipe::sass::{EXCERPT_LINES, bounded_excerpt};
+use tilepipe::evidence::sass::{EXCERPT_LINES, bounded_excerpt};
+use tilepipe::render::{compare, html};
+
+type RunResults = tilepipe::results::RunResults<serde_json::Value>;
 
 /// Collects errors from the first moment: uncaught ones and console.error.
 const CAPTURE: &str = "<script>window.__errors=[];\
@@ -204,11 +205,8 @@ fn the_report_of_recorded_h200_runs_fits_a_1280_px_window_in_chromium() {
     // GEMM runs' pages (Ampere mechanisms; with the Hopper ladder): the table, the TFLOP/s chart
     // against cuBLAS, every variant's evidence
     for name in ["gemm-h200", "gemm-h200-hopper"] {
-        let gemm = GemmRun::read(
-            &Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/{name}.json")),
-        )
-        .unwrap();
-        let page = html::gemm::render(&gemm);
+        let gemm = fixture(&format!("{name}.json"));
+        let page = html::render(&gemm);
         let file = target.join(format!("report-browser/{name}.html"));
         std::fs::write(&file, &page).unwrap();
         let (f, console) = check(&chromium, &page, &file.with_extension("check.html"));
@@ -242,14 +240,7 @@ fn a_comparison_page_fits_a_1280_px_window_in_chromium() {
         return;
     };
     let target = target();
-    let gemm = |name: &str| {
-        GemmRun::read(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/fixtures")
-                .join(name),
-        )
-        .unwrap()
-    };
+    let gemm = fixture;
     // the seam change's two binaries on one problem; the GEMM before and with its Hopper variants
     let pairs = [
         (
@@ -262,7 +253,7 @@ fn a_comparison_page_fits_a_1280_px_window_in_chromium() {
         ),
         (
             "compare-gemm",
-            compare::compare_gemm(&gemm("gemm-h200.json"), &gemm("gemm-h200-hopper.json"), 5.0),
+            compare::compare(&gemm("gemm-h200.json"), &gemm("gemm-h200-hopper.json"), 5.0),
         ),
     ];
     for (name, c) in pairs {

@@ -1,7 +1,12 @@
-//! results.json written by the H200 run reads back, writes, and reads again unchanged.
+//! results.json written by the H200 run reads back, as any workload's (its problem as JSON) and as
+//! its own workload's (its problem typed), writes, and reads again unchanged.
 
 use tilepipe::clocks::assess;
-use tilepipe::report::{RunResults, SCHEMA_VERSION, Status, table};
+use tilepipe::render::table;
+use tilepipe::results::{SCHEMA_VERSION, Status};
+use tilepipe::workload::rows::RowProblem;
+
+type RunResults = tilepipe::results::RunResults<serde_json::Value>;
 
 #[test]
 fn results_json_round_trips() {
@@ -16,7 +21,10 @@ fn results_json_round_trips() {
         assert_eq!(t.device_ms.len(), t.device.n);
         assert!(t.device.n >= 20);
         assert!(
-            !v.validation.is_empty() && v.validation.iter().all(|c| c.verdict.passed),
+            !v.validation.is_empty()
+                && v.validation
+                    .iter()
+                    .all(|c| c.verdicts.iter().all(|v| v.passed)),
             "{}",
             v.name
         );
@@ -54,6 +62,9 @@ fn results_json_round_trips() {
         serde_json::to_value(&r).unwrap(),
         serde_json::to_value(&back).unwrap()
     );
+    // read as the row workload's, its problem is the view it ran on
+    let typed = tilepipe::results::RunResults::<RowProblem>::read(&again).unwrap();
+    assert_eq!(typed.problem.view.hidden, 4096);
     // another schema version is refused with the reason
     let mut v = serde_json::to_value(&r).unwrap();
     v["schema_version"] = 99.into();

@@ -2,12 +2,12 @@
 //! on NVRTC 13.0 cubins, tests/fixtures/sass/TOOLS; direct's without a GPU, by NVRTC and nvdisasm
 //! 13.5 with `tilepipe sass direct --arch sm_90`), including claims that must not attest.
 
-use tilepipe::sass::protocol::init_published;
-use tilepipe::sass::{
+use tilepipe::evidence::sass::protocol::init_published;
+use tilepipe::evidence::sass::{
     Attestation, Census, EXCERPT_LINES, SassEvidence, attest, bounded_excerpt, examine_listing,
     excerpt, parse,
 };
-use tilepipe::variant::Claim;
+use tilepipe::pipeline::Claim;
 
 fn listing(name: &str) -> String {
     let path = format!(

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use tilepipe::dtype::DType;
 use tilepipe::meminfo;
-use tilepipe::variant::BuildConfig;
-use tilepipe::workload::View;
+use tilepipe::workload::rows::BuildConfig;
+use tilepipe::workload::rows::View;
 
 /// Sizes that sit on the edges: 0, 1, i32::MAX, powers of two either side of overflow, MAX.
 fn size() -> impl Strategy<Value = usize> {

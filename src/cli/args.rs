@@ -1,65 +1,86 @@
-//! The clap argument groups that several commands share.
+//! The clap argument groups that several commands share. A problem's flags are given as options:
+//! the workload named takes the ones it owns and refuses the others by name.
 
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tilepipe::dtype::DType;
+use tilepipe::engine::Engine;
 use tilepipe::gpu::cache::Cache;
-use tilepipe::harness::{Engine, Harness};
 use tilepipe::meminfo;
 use tilepipe::progress::Progress;
-use tilepipe::variant::{BuildConfig, Variant};
 use tilepipe::workload::gemm::Layout;
-use tilepipe::workload::{self, View, Workload};
+use tilepipe::workload::{Problem, ProblemFlags, Workload};
 
 #[derive(Args, Clone)]
 pub struct ProblemArgs {
-    /// Rows of the activation view.
-    #[arg(long, default_value_t = 262_144)]
-    pub tokens: usize,
-    /// Elements per row.
-    #[arg(long, default_value_t = 4096)]
-    pub hidden: usize,
-    /// Elements between row starts (default: hidden, a dense view).
+    /// Row workloads: rows of the activation view [default: 262144].
+    #[arg(long)]
+    pub tokens: Option<usize>,
+    /// Row workloads: elements per row [default: 4096].
+    #[arg(long)]
+    pub hidden: Option<usize>,
+    /// Row workloads: elements between row starts (default: hidden, a dense view).
     #[arg(long)]
     pub row_stride: Option<usize>,
-    /// Elements before the first row in the allocation.
-    #[arg(long, default_value_t = 0)]
-    pub offset: usize,
-    /// Elements in the underlying allocation (default: just enough for the view).
+    /// Row workloads: elements before the first row in the allocation [default: 0].
+    #[arg(long)]
+    pub offset: Option<usize>,
+    /// Row workloads: elements in the underlying allocation (default: just enough for the view).
     #[arg(long)]
     pub alloc: Option<usize>,
-    /// Element type: f32, f16, bf16.
-    #[arg(long, default_value = "bf16")]
-    pub dtype: DType,
+    /// Row workloads: rows per tile (default: about 16 KB per tile); a slot of tile rows x hidden
+    /// must fit in 227 KiB.
+    #[arg(long)]
+    pub tile_rows: Option<usize>,
+    /// GEMM: rows of A and C [default: 4096].
+    #[arg(long)]
+    pub m: Option<usize>,
+    /// GEMM: columns of C [default: 4096].
+    #[arg(long)]
+    pub n: Option<usize>,
+    /// GEMM: the reduction dimension [default: 4096].
+    #[arg(long)]
+    pub k: Option<usize>,
+    /// GEMM: B as [K x N] row-major (kn, the CUDA samples') or [N x K] (nk, weights: C = A B^T)
+    /// [default: kn].
+    #[arg(long, value_enum)]
+    pub layout: Option<Layout>,
+    /// Element type: f32, f16, bf16 [default: bf16].
+    #[arg(long)]
+    pub dtype: Option<DType>,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Rows per tile (default: about 16 KB per tile); a slot of tile rows x hidden must fit in
-    /// 227 KiB.
-    #[arg(long)]
-    pub tile_rows: Option<usize>,
 }
 
 impl ProblemArgs {
-    /// The view, checked before any GPU work with the tile height and the host memory its buffers
-    /// take.
-    pub fn view(&self) -> tilepipe::Result<View> {
-        let view = View::new(
-            self.tokens,
-            self.hidden,
-            self.row_stride,
-            self.offset,
-            self.alloc,
-            self.dtype,
-        )?;
-        BuildConfig::checked(self.dtype, self.hidden, self.tile_rows)?;
+    pub fn flags(&self) -> ProblemFlags {
+        ProblemFlags {
+            dtype: self.dtype,
+            tokens: self.tokens,
+            hidden: self.hidden,
+            row_stride: self.row_stride,
+            offset: self.offset,
+            alloc: self.alloc,
+            tile_rows: self.tile_rows,
+            m: self.m,
+            n: self.n,
+            k: self.k,
+            layout: self.layout,
+        }
+    }
+
+    /// The problem `w` takes from these flags, checked before any GPU work with the host memory
+    /// its buffers take.
+    pub fn problem<W: Workload>(&self, w: &W) -> tilepipe::Result<W::Problem> {
+        let p = w.problem(&self.flags())?;
         meminfo::check(
-            "the view's host buffers (input allocation, output, baseline output)",
-            view.host_bytes(self.dtype),
+            "the problem's host buffers",
+            p.host_bytes(),
             meminfo::available(),
         )?;
-        Ok(view)
+        Ok(p)
     }
 }
 
@@ -73,69 +94,28 @@ pub enum Format {
     Json,
 }
 
-/// The workload's variants and controls together.
-pub fn with_controls(w: &dyn Workload) -> Vec<Variant> {
-    w.catalogue().into_iter().chain(w.controls()).collect()
-}
-
 /// A usize within `lo..=hi`, for clap: the error names the range allowed.
 pub fn bounded<const LO: u64, const HI: u64>() -> clap::builder::RangedU64ValueParser<usize> {
     clap::builder::RangedU64ValueParser::new().range(LO..=HI)
 }
 
-/// What `--workload` names: a row workload (rmsnorm, copy) or the GEMM, whose engine is its own.
-#[derive(Clone, Copy)]
-pub enum WorkloadArg {
-    Rows(&'static dyn Workload),
-    Gemm,
-}
-
-impl WorkloadArg {
-    /// The row workload, or an error saying which commands take the GEMM.
-    pub fn rows(self) -> tilepipe::Result<&'static dyn Workload> {
-        match self {
-            WorkloadArg::Rows(w) => Ok(w),
-            WorkloadArg::Gemm => Err(tilepipe::Error::InvalidArgument(
-                "--workload gemm is taken by `run`, `check`, `sweep` and `timeline` only; allowed here: rmsnorm, copy"
-                    .into(),
-            )),
-        }
-    }
-}
-
 /// A workload by name, for clap: the error lists the names allowed.
-pub fn workload_arg(name: &str) -> Result<WorkloadArg, String> {
-    if name == "gemm" {
-        return Ok(WorkloadArg::Gemm);
+fn workload_name(name: &str) -> Result<String, String> {
+    match tilepipe::workload::all().contains(&name) {
+        true => Ok(name.to_string()),
+        false => Err(format!(
+            "no workload '{name}' (allowed: {})",
+            tilepipe::workload::all().join(", ")
+        )),
     }
-    workload::by_name(name)
-        .map(WorkloadArg::Rows)
-        .map_err(|_| format!("no workload '{name}' (allowed: rmsnorm, copy, gemm)"))
-}
-
-/// The GEMM's problem: C[M x N] = A[M x K] * B.
-#[derive(Args, Clone)]
-pub struct GemmArgs {
-    /// GEMM (--workload gemm): rows of A and C.
-    #[arg(long, default_value_t = 4096)]
-    pub m: usize,
-    /// GEMM: columns of C.
-    #[arg(long, default_value_t = 4096)]
-    pub n: usize,
-    /// GEMM: the reduction dimension.
-    #[arg(long, default_value_t = 4096)]
-    pub k: usize,
-    /// GEMM: B as [K x N] row-major (kn, the CUDA samples') or [N x K] (nk, weights: C = A B^T).
-    #[arg(long, value_enum, default_value_t = Layout::Kn)]
-    pub layout: Layout,
 }
 
 #[derive(Args, Clone)]
 pub struct GpuArgs {
-    /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU), copy (the identity,
-    /// movement alone) or gemm (C = A B: `run`, `check`, `sweep` and `timeline`).
-    #[arg(long, default_value = "rmsnorm", value_parser = workload_arg)]
-    pub workload: WorkloadArg,
+    /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU over row tiles), copy (the
+    /// identity, movement alone) or gemm (C = A B).
+    #[arg(long, default_value = "rmsnorm", value_parser = workload_name)]
+    pub workload: String,
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     pub device: usize,
@@ -155,20 +135,8 @@ impl GpuArgs {
         Cache::configure(self.cache_dir.clone(), self.no_cache)
     }
 
-    pub fn open(&self) -> tilepipe::Result<Harness> {
-        self.open_for(Format::Table)
-    }
-
     /// Opens the GPU for a command printing `format`: test lines go to stdout only beside the
     /// terminal's table, so that another format's document is alone there.
-    pub fn open_for(&self, format: Format) -> tilepipe::Result<Harness> {
-        Ok(Harness {
-            workload: self.workload.rows()?,
-            engine: self.engine(format)?,
-        })
-    }
-
-    /// The GPU without a row workload (the GEMM's engine).
     pub fn engine(&self, format: Format) -> tilepipe::Result<Engine> {
         let sink = super::progress::Terminal::new(self.quiet, format == Format::Table);
         Engine::open(self.device, self.cache(), Progress::new(Arc::new(sink)))
@@ -199,15 +167,5 @@ impl PeerArgs {
     /// The Python to run the torch peers with, when they were asked for.
     pub fn torch_python(&self) -> Option<PathBuf> {
         self.peers.map(|PeerArg::Torch| self.python.clone())
-    }
-
-    /// A GEMM sweep has cuBLAS beside every point; torch's GEMM peers join one `run`.
-    pub fn refuse_with_gemm_sweep(&self) -> anyhow::Result<()> {
-        if self.peers.is_some() {
-            anyhow::bail!(tilepipe::Error::InvalidArgument(
-                "--peers torch in a sweep takes the row workloads (rmsnorm, copy); a GEMM sweep has cuBLAS beside every point, and `run --workload gemm --peers torch` puts torch.matmul and Triton's matmul beside one GEMM".into()
-            ));
-        }
-        Ok(())
     }
 }

@@ -1,19 +1,16 @@
-//! `tilepipe check`: the GPU suite (and compute-sanitizer).
+//! `tilepipe check`: the GPU suite (and compute-sanitizer), for the workload named.
 
-use super::args::{Format, GpuArgs, WorkloadArg, bounded, with_controls};
+use super::args::{Format, GpuArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tilepipe::check::cases;
-use tilepipe::check::sanitize;
-use tilepipe::check::suite::{SuiteOptions, run_suite};
+use tilepipe::commands::check::{SuiteOptions, run_suite};
 use tilepipe::dtype::DType;
+use tilepipe::engine::sanitize;
 use tilepipe::fsio;
-use tilepipe::gemm::suite::GemmSuiteOptions;
-use tilepipe::variant::{BuildConfig, Variant};
-use tilepipe::workload::View;
-use tilepipe::workload::gemm::Layout;
+use tilepipe::pipeline::Variant;
+use tilepipe::workload::{Visitor, Workload};
 
 #[derive(Args)]
 pub struct CheckArgs {
@@ -22,12 +19,12 @@ pub struct CheckArgs {
     /// Precisions, comma-separated.
     #[arg(long, default_value = "f32,f16,bf16")]
     dtypes: String,
-    /// Hidden sizes of the suite's shapes, comma-separated.
-    #[arg(long, default_value = "4096,1544")]
-    suite_hidden: String,
-    /// GEMM (--workload gemm): B's layouts, comma-separated (kn: [K x N], nk: [N x K]).
-    #[arg(long, default_value = "kn,nk", value_delimiter = ',', value_enum)]
-    layouts: Vec<Layout>,
+    /// Row workloads: hidden sizes of the suite's shapes, comma-separated [default: 4096,1544].
+    #[arg(long)]
+    suite_hidden: Option<String>,
+    /// GEMM: B's layouts, comma-separated (kn: [K x N], nk: [N x K]) [default: kn,nk].
+    #[arg(long)]
+    layouts: Option<String>,
     /// Variants and controls by name or prefix, comma-separated.
     #[arg(long)]
     variants: Option<String>,
@@ -42,12 +39,10 @@ pub struct CheckArgs {
     /// Also run variants under compute-sanitizer: racecheck, synccheck, memcheck (comma-separated).
     #[arg(long)]
     sanitize: Option<String>,
-    /// Variants and controls run under the sanitizer.
-    #[arg(
-        long,
-        default_value = "sync,cpasync-cg16-s2,mca-pipeline-a16-s2,mca-barrier-a16-s2,bulk-s2,tma-s3,tma-ws-s3,ctl-cpasync-skip-wait,ctl-cpasync-early-release"
-    )]
-    sanitize_variants: String,
+    /// Variants and controls run under the sanitizer (default: a few of each mechanism and two
+    /// controls, the workload's own).
+    #[arg(long)]
+    sanitize_variants: Option<String>,
     /// How the outcome is printed: table (a line per test as it runs, then the totals), markdown
     /// (failures, skips and sanitizer runs, every test collapsed), csv (one row per test, skip
     /// and sanitizer run) or json (check.json); test lines go to stderr then.
@@ -56,86 +51,93 @@ pub struct CheckArgs {
     /// Variants left out (they faulted the process that started this one).
     #[arg(long, hide = true, value_delimiter = ',')]
     exclude: Vec<String>,
-    /// The (dtype, hidden) group to start at (the earlier ones ran in the process that started this one).
+    /// The group to start at (the earlier ones ran in the process that started this one).
     #[arg(long, hide = true, default_value_t = 0)]
     from_group: usize,
     /// Child mode, for the process that started this one after a fault: print nothing, write the
     /// report here as JSON.
     #[arg(long, hide = true)]
     child_results: Option<PathBuf>,
-    /// GEMM, child mode: run only the named controls (those that can fault the GPU run in
-    /// processes of their own).
-    #[arg(long, hide = true)]
-    only_controls: bool,
 }
 
 pub fn cmd_check(a: CheckArgs) -> anyhow::Result<ExitCode> {
-    let dtypes = a
-        .dtypes
-        .split(',')
-        .map(|s| s.trim().parse::<DType>())
-        .collect::<Result<Vec<_>, _>>()?;
-    if let WorkloadArg::Gemm = a.gpu.workload {
-        if a.sanitize.is_some() {
-            anyhow::bail!(tilepipe::Error::InvalidArgument(
-                "--sanitize takes the row workloads; allowed with --workload gemm: --dtypes --layouts --variants --runs --seed --out".into()
-            ));
+    let name = a.gpu.workload.clone();
+    tilepipe::workload::visit(&name, a)?
+}
+
+impl Visitor for CheckArgs {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
+        let a = self;
+        let dtypes = a
+            .dtypes
+            .split(',')
+            .map(|s| s.trim().parse::<DType>())
+            .collect::<Result<Vec<_>, _>>()?;
+        // each suite axis flag belongs to the workloads that name it; another's is refused
+        let mut axis = None;
+        for (flag, value) in [
+            ("--suite-hidden", &a.suite_hidden),
+            ("--layouts", &a.layouts),
+        ] {
+            match (value, flag == w.suite_axis()) {
+                (Some(v), true) => axis = Some(v.clone()),
+                (Some(_), false) => anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
+                    "{flag} is not taken by --workload {} (allowed: its suite axis, {})",
+                    w.name(),
+                    w.suite_axis()
+                ))),
+                (None, _) => {}
+            }
         }
-        let opts = GemmSuiteOptions {
+        let groups = w.suite_groups(&dtypes, axis.as_deref())?;
+        let all: Vec<_> = dtypes
+            .iter()
+            .flat_map(|&d| w.catalogue(d).into_iter().chain(w.controls(d)))
+            .collect();
+        if let Some(list) = &a.variants {
+            Variant::select(all.clone(), Some(list))?;
+        }
+        let sanitized = (a.sanitize_variants.as_deref()).unwrap_or(w.sanitize_variants());
+        let tools = match &a.sanitize {
+            Some(list) => {
+                Variant::select(all, Some(sanitized))?;
+                Some(sanitize::parse_tools(list)?)
+            }
+            None => None,
+        };
+        if let Some(dir) = &a.out {
+            fsio::writable_dir(dir)?;
+        }
+        let opts = SuiteOptions {
             dtypes,
-            layouts: a.layouts,
-            variants: a.variants,
+            axis,
+            variants: a.variants.clone(),
             runs: a.runs,
             seed: a.seed,
+            exclude: a.exclude.clone(),
+            from_group: a.from_group,
             command: std::env::args().collect(),
-            only_controls: a.only_controls,
         };
-        let child = a.child_results.as_deref();
-        return super::gemm::cmd_check(&a.gpu, opts, child, (a.out.as_deref(), a.format));
-    }
-    let hidden = cases::parse_hidden(&a.suite_hidden)?;
-    for &dt in &dtypes {
-        for &h in &hidden {
-            View::new(1, h, None, 0, None, dt)?;
-            BuildConfig::checked(dt, h, None)?;
+        let e = a.gpu.engine(a.format)?;
+        if a.child_results.is_none() {
+            print::notice(&format!(
+                "{}; {}; {} groups",
+                e.info().summary(),
+                e.tc.describe(),
+                groups.len()
+            ));
         }
-    }
-    let all = with_controls(a.gpu.workload.rows()?);
-    if let Some(list) = &a.variants {
-        Variant::select(all.clone(), Some(list))?;
-    }
-    let tools = match &a.sanitize {
-        Some(list) => {
-            Variant::select(all, Some(&a.sanitize_variants))?;
-            Some(sanitize::parse_tools(list)?)
+        let (mut report, poisoned) = run_suite(&e, w, &opts)?;
+        // after a fault the process that went on ran the sanitizer, if asked
+        if let (Some(tools), false, None) = (&tools, poisoned, &report.stopped) {
+            sanitize::run_all(&e, w, &mut report, tools, sanitized, a.seed)?;
         }
-        None => None,
-    };
-    if let Some(dir) = &a.out {
-        fsio::writable_dir(dir)?;
+        if let Some(file) = &a.child_results {
+            fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        super::suite_end::end_suite(&report, a.out.as_deref(), a.format)
     }
-    let opts = SuiteOptions {
-        dtypes,
-        hidden,
-        variants: a.variants,
-        runs: a.runs,
-        seed: a.seed,
-        exclude: a.exclude,
-        from_group: a.from_group,
-        command: std::env::args().collect(),
-    };
-    let h = a.gpu.open_for(a.format)?;
-    if a.child_results.is_none() {
-        print::notice(&format!("{}; {}", h.info().summary(), h.tc.describe()));
-    }
-    let (mut report, poisoned) = run_suite(&h, &opts)?;
-    // after a fault the process that went on ran the sanitizer, if asked
-    if let (Some(tools), false, None) = (&tools, poisoned, &report.stopped) {
-        sanitize::run_all(&h, &mut report, tools, &a.sanitize_variants, a.seed)?;
-    }
-    if let Some(file) = &a.child_results {
-        fsio::write_atomic(file, serde_json::to_string(&report)?.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    super::suite_end::end_suite(&report, a.out.as_deref(), a.format)
 }

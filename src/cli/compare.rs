@@ -1,6 +1,6 @@
-//! `tilepipe compare BASE NEW`: two saved runs side by side (host only), two row workload runs or
-//! two GEMM runs. Exit 1 on a regression, 2 on input that is not two readable results.json of one
-//! kind, so a CI job can tell the two apart.
+//! `tilepipe compare BASE NEW`: two saved runs of one workload side by side (host only). Exit 1 on
+//! a regression, 2 on input that is not two readable results.json of one workload, so a CI job
+//! can tell the two apart.
 
 use super::args::Format;
 use super::print;
@@ -8,9 +8,8 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::Error;
-use tilepipe::report::RunResults;
-use tilepipe::report::compare::{self, render};
-use tilepipe::report::gemm::GemmRun;
+use tilepipe::render::compare::{self, render};
+use tilepipe::results::RunResults;
 
 #[derive(Args)]
 pub struct CompareArgs {
@@ -43,43 +42,23 @@ fn percent(s: &str) -> Result<f64, String> {
 
 /// A file the user named that cannot be read as a run is bad input (exit 2), not a failure of
 /// the comparison.
-fn load(role: &str, path: &Path) -> Result<RunResults, Error> {
+fn load(role: &str, path: &Path) -> Result<RunResults<serde_json::Value>, Error> {
     RunResults::read(path).map_err(|e| Error::InvalidArgument(format!("{role} {e}")))
-}
-
-fn load_gemm(role: &str, path: &Path) -> Result<GemmRun, Error> {
-    GemmRun::read(path).map_err(|e| Error::InvalidArgument(format!("{role} {e}")))
 }
 
 pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &a.out {
         tilepipe::fsio::writable_dir(dir)?;
     }
-    let c = match (GemmRun::in_file(&a.base), GemmRun::in_file(&a.new)) {
-        (false, false) => {
-            compare::compare(&load("BASE", &a.base)?, &load("NEW", &a.new)?, a.threshold)
-        }
-        (true, true) => compare::compare_gemm(
-            &load_gemm("BASE", &a.base)?,
-            &load_gemm("NEW", &a.new)?,
-            a.threshold,
-        ),
-        (base_gemm, _) => {
-            let kind = |gemm: bool| {
-                if gemm {
-                    "a GEMM run"
-                } else {
-                    "a row workload's run"
-                }
-            };
-            return Err(Error::InvalidArgument(format!(
-                "BASE is {} and NEW {}: compare takes two runs of one kind (allowed: two row workload runs, or two GEMM runs)",
-                kind(base_gemm),
-                kind(!base_gemm)
-            ))
-            .into());
-        }
-    };
+    let (base, new) = (load("BASE", &a.base)?, load("NEW", &a.new)?);
+    if base.workload.name != new.workload.name {
+        return Err(Error::InvalidArgument(format!(
+            "BASE is a {} run and NEW a {} run: compare takes two runs of one workload (allowed: two results.json of the same workload)",
+            base.workload.name, new.workload.name
+        ))
+        .into());
+    }
+    let c = compare::compare(&base, &new, a.threshold);
     let text = match a.format {
         Format::Table => render::terminal(&c),
         Format::Markdown => render::markdown(&c),
@@ -97,7 +76,7 @@ pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         let file = dir.join("compare.html");
         tilepipe::fsio::write_atomic(
             &file,
-            tilepipe::report::html::compare::render(&c).as_bytes(),
+            tilepipe::render::html::compare::render(&c).as_bytes(),
         )?;
         print::notice(&format!("wrote {}", file.display()));
     }

@@ -6,7 +6,8 @@ use super::print;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tilepipe::{fsio, sweep};
+use tilepipe::commands::sweep::merge::merge;
+use tilepipe::fsio;
 
 #[derive(Args)]
 pub struct MergeArgs {
@@ -23,7 +24,7 @@ pub struct MergeArgs {
 }
 
 pub fn cmd_merge(a: MergeArgs) -> anyhow::Result<ExitCode> {
-    let merged = sweep::merge::merge(&a.inputs)?;
+    let merged = merge(&a.inputs)?;
     fsio::writable_dir(&a.out)?;
     let jsonl = a.out.join("sweep.jsonl");
     if a.inputs.iter().any(|i| i == &jsonl) {

@@ -5,7 +5,6 @@
 pub mod args;
 pub mod check;
 pub mod compare;
-pub mod gemm;
 pub mod inspect;
 pub mod lab;
 pub mod merge;

@@ -5,7 +5,7 @@ use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tilepipe::sweep;
+use tilepipe::results::sweep_store;
 
 #[derive(Args)]
 pub struct ModelArgs {
@@ -15,7 +15,7 @@ pub struct ModelArgs {
 }
 
 pub fn cmd_model(a: ModelArgs) -> anyhow::Result<ExitCode> {
-    let loaded = sweep::read(&a.from).context("cannot read the sweep records")?;
+    let loaded = sweep_store::read(&a.from).context("cannot read the sweep records")?;
     print::skipped_lines(&a.from, &loaded);
     if loaded.records.is_empty() {
         anyhow::bail!(

@@ -1,12 +1,11 @@
 //! Everything the commands print on the terminal: results on stdout, notices on stderr.
 
 use super::args::Format;
-use tilepipe::check::suite::SuiteReport;
-use tilepipe::harness::CacheStats;
-use tilepipe::report::{RunResults, formats, table};
-use tilepipe::sweep;
-use tilepipe::timeline::TimelineResult;
-use tilepipe::workload::View;
+use serde::Serialize;
+use tilepipe::render::{formats, table};
+use tilepipe::results::sweep::Record;
+use tilepipe::results::sweep_store::Loaded;
+use tilepipe::results::{RunResults, SuiteReport, TimelineResult};
 
 /// A line on stdout.
 pub fn line(text: &str) {
@@ -23,20 +22,13 @@ pub fn notice(text: &str) {
     eprintln!("{text}");
 }
 
-/// The run's first lines: the problem, the cache, the copy ceiling.
-pub fn run_header(r: &RunResults, view: &View, stats: CacheStats) {
+/// The run's first lines: the problem, the cache, the ceiling.
+pub fn run_header<P>(r: &RunResults<P>) {
     println!(
-        "{} {} tokens {} hidden {} stride {} offset {} ({} MiB moved), tile {} rows; cubin cache: {} hits, {} compiled",
-        r.workload.name,
-        r.workload.dtype,
-        view.tokens,
-        view.hidden,
-        view.row_stride,
-        view.offset,
-        r.workload.bytes_moved >> 20,
-        r.workload.tile_rows,
-        stats.hits,
-        stats.compiled
+        "{}; cubin cache: {} hits, {} compiled",
+        formats::run::subject(r),
+        r.cache.hits,
+        r.cache.compiled
     );
     if let Some(c) = &r.ceiling {
         println!("{}", c.describe());
@@ -46,10 +38,10 @@ pub fn run_header(r: &RunResults, view: &View, stats: CacheStats) {
 /// What a run shows at its end: the tables (with the header, the timing legend, the timelines,
 /// problems and notes), or one document alone on stdout, with the problems and notes on stderr
 /// where the format has no place for them.
-pub fn run(r: &RunResults, view: &View, stats: CacheStats, format: Format) {
+pub fn run<P: Serialize>(r: &RunResults<P>, format: Format) {
     match format {
         Format::Table => {
-            run_header(r, view, stats);
+            run_header(r);
             tables(r);
             timing_legend();
             timelines(&r.timelines);
@@ -66,10 +58,21 @@ pub fn run(r: &RunResults, view: &View, stats: CacheStats, format: Format) {
     }
 }
 
-/// The performance and evidence tables.
-pub fn tables(r: &RunResults) {
+/// The performance and evidence tables, and the workload's ladder where it has one.
+pub fn tables<P>(r: &RunResults<P>) {
     println!("{}", table::performance(r));
     println!("{}", table::evidence(r));
+    let ladder = table::ladder_rows(r);
+    if !ladder.is_empty() {
+        println!(
+            "the {} ladder, each step's fastest variant in this run:",
+            r.workload.name
+        );
+        println!(
+            "{}",
+            table::render(&table::LADDER_HEADER, &table::LADDER_RIGHT, ladder)
+        );
+    }
 }
 
 /// What the device and host times mean.
@@ -80,7 +83,7 @@ pub fn timing_legend() {
 }
 
 /// The problems the tables show, then the run's notes.
-pub fn problems_and_notes(r: &RunResults) {
+pub fn problems_and_notes<P>(r: &RunResults<P>) {
     for line in table::problems(r).iter().chain(&r.notes) {
         println!("{line}");
     }
@@ -137,7 +140,7 @@ pub fn probe_faulted(i: u64, variant: &str, detail: &str) {
 
 /// The sweep's end: the model and the tail, or the points as one document (and where they are
 /// on stderr).
-pub fn sweep_end(records: &[sweep::Record], jsonl: &std::path::Path, format: Format) {
+pub fn sweep_end(records: &[Record], jsonl: &std::path::Path, format: Format) {
     let doc = match format {
         Format::Table => {
             model(records);
@@ -152,7 +155,7 @@ pub fn sweep_end(records: &[sweep::Record], jsonl: &std::path::Path, format: For
 }
 
 /// Sweep points whose clocks moved, and where the points are.
-fn sweep_tail(records: &[sweep::Record], jsonl: &std::path::Path) {
+fn sweep_tail(records: &[Record], jsonl: &std::path::Path) {
     for r in records.iter().filter(|r| r.clock_warning.is_some()) {
         println!(
             "CLOCKS {}: {}",
@@ -164,7 +167,7 @@ fn sweep_tail(records: &[sweep::Record], jsonl: &std::path::Path) {
 }
 
 /// Predicted against measured, per sweep point with probes.
-pub fn model(records: &[sweep::Record]) {
+pub fn model(records: &[Record]) {
     let rows = formats::sweep::model_rows(records);
     if rows.is_empty() {
         println!("model: no copy-only and compute-only probes in these records");
@@ -172,7 +175,7 @@ pub fn model(records: &[sweep::Record]) {
     }
     println!(
         "{:<22} {:>6} {:>10} {:>11} {:>11} {:>11} {:>10}  why",
-        "variant", "stages", "tiles/blk", "predicted", "simulated", "measured", "departure"
+        "variant", "stages", "steps/blk", "predicted", "simulated", "measured", "departure"
     );
     for r in rows {
         println!(
@@ -183,7 +186,7 @@ pub fn model(records: &[sweep::Record]) {
 }
 
 /// Each line of a sweep file that holds no record, then how many there were.
-pub fn skipped_lines(path: &std::path::Path, loaded: &sweep::Loaded) {
+pub fn skipped_lines(path: &std::path::Path, loaded: &Loaded) {
     if loaded.skipped.is_empty() {
         return;
     }

@@ -1,10 +1,14 @@
-//! `tilepipe probe`: one validated launch for external tools to watch.
+//! `tilepipe probe`: validated launches of one variant or control for external tools to watch, and
+//! the runs of a control that may fault the GPU in a process of their own.
 
-use super::args::{GpuArgs, ProblemArgs, with_controls};
+use super::args::{GpuArgs, ProblemArgs};
 use super::print;
 use clap::Args;
 use std::process::ExitCode;
-use tilepipe::variant::Variant;
+use tilepipe::commands::probe::{named, probe};
+use tilepipe::pipeline::Instrument;
+use tilepipe::results::Grid;
+use tilepipe::workload::{Case, Problem, Visitor, Workload};
 
 #[derive(Args)]
 pub struct ProbeArgs {
@@ -29,54 +33,44 @@ pub struct ProbeArgs {
 }
 
 pub fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
-    let view = a.problem.view()?;
-    let names = with_controls(a.gpu.workload.rows()?);
-    if !names.iter().any(|v| v.name == a.variant) {
-        // select names what is allowed when nothing matches; a prefix alone is not enough here
-        let hits: Vec<String> = Variant::select(names, Some(&a.variant))?
-            .into_iter()
-            .map(|v| v.name)
-            .collect();
-        return Err(tilepipe::Error::InvalidArgument(format!(
-            "probe takes one exact variant name, got '{}' (allowed: one of {})",
-            a.variant,
-            hits.join(", ")
-        ))
-        .into());
-    }
-    let h = a.gpu.open()?;
-    let mut all_passed = true;
-    for i in 0..a.runs {
-        let seed = a.problem.seed.wrapping_add(i);
-        let r = tilepipe::run::probe(
-            &h,
-            &a.variant,
-            view,
-            a.problem.dtype,
-            seed,
-            a.problem.tile_rows,
-            a.stress,
-            a.blocks,
-            a.wait_timeout_ms * 1_000_000,
-        );
-        let (passed, detail) = match r {
-            Ok(v) => (v.passed, v.failure.unwrap_or(v.checked_against)),
-            Err(e @ tilepipe::Error::WaitTimeout { .. }) => (false, e.to_string()),
-            Err(e) => {
-                // a fault the kernel caused says so before this process ends; any other error
-                // (arguments, a build) is no verdict on the run
-                if !h.healthy() {
-                    print::probe_faulted(i, &a.variant, &e.to_string());
-                }
-                return Err(e.into());
+    let name = a.gpu.workload.clone();
+    tilepipe::workload::visit(&name, a)?
+}
+
+impl Visitor for ProbeArgs {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
+        let a = self;
+        let p = a.problem.problem(w)?;
+        let v = named(w, p.dtype(), &a.variant)?;
+        let mut e = a.gpu.engine(super::args::Format::Table)?;
+        e.wait_timeout_ms(a.wait_timeout_ms);
+        let grid = a.blocks.map_or(Grid::Persistent, Grid::Fixed);
+        let case = Case::new("probe", p, grid);
+        let instrument = Instrument {
+            stress: a.stress,
+            ..Instrument::CLEAN
+        };
+        let done = std::cell::Cell::new(0);
+        let each = |i: u64, verdict: &Result<(), String>| {
+            done.set(i + 1);
+            match verdict {
+                Ok(()) => print::probe_run(i, &v.name, true, "ok"),
+                Err(why) => print::probe_run(i, &v.name, false, why),
             }
         };
-        print::probe_run(i, &a.variant, passed, &detail);
-        all_passed &= passed;
+        match probe(&e, w, &v, &case, instrument, (a.runs, a.problem.seed), each) {
+            Ok(true) => Ok(ExitCode::SUCCESS),
+            Ok(false) => Ok(ExitCode::from(1)),
+            Err(err) => {
+                // a fault the kernel caused says so before this process ends; any other error
+                // (arguments, a build) is no verdict on the run
+                if !e.healthy() {
+                    print::probe_faulted(done.get(), &v.name, &err.to_string());
+                }
+                Err(err.into())
+            }
+        }
     }
-    Ok(if all_passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }

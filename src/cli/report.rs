@@ -4,8 +4,8 @@ use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tilepipe::report::gemm::GemmRun;
-use tilepipe::{fsio, report};
+use tilepipe::results::RunResults;
+use tilepipe::{fsio, render};
 
 #[derive(Args)]
 pub struct ReportArgs {
@@ -32,20 +32,14 @@ fn html_path(out: &Path) -> PathBuf {
 }
 
 pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    if GemmRun::in_file(&a.results) {
-        let r = GemmRun::read(&a.results)?;
-        super::gemm::print_run(&r, super::args::Format::Table);
-        if let Some(out) = &a.out {
-            write_html(out, &report::html::gemm::render(&r))?;
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let r = report::RunResults::read(&a.results)?;
+    // any workload's results: its problem is read as it was written, and shown in words
+    let r = RunResults::<serde_json::Value>::read(&a.results)?;
+    print::run_header(&r);
     print::tables(&r);
     print::timelines(&r.timelines);
     print::problems_and_notes(&r);
     if let Some(out) = &a.out {
-        write_html(out, &report::html::render(&r))?;
+        write_html(out, &render::html::render(&r))?;
     }
     Ok(ExitCode::SUCCESS)
 }

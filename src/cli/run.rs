@@ -1,16 +1,22 @@
-//! `tilepipe run`: the main job.
+//! `tilepipe run`: the main job, for the workload named.
 
-use super::args::{Format, GemmArgs, GpuArgs, PeerArgs, ProblemArgs, WorkloadArg, bounded};
+use super::args::{Format, GpuArgs, PeerArgs, ProblemArgs, bounded};
 use super::print;
-use super::timeline::{traceable, write_timeline};
+use super::timeline::write_timeline;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tilepipe::bench::{MAX_REPEATS, TimingOptions};
-use tilepipe::run::{ChildRun, RunOptions, run_isolated};
-use tilepipe::timeline::capture::{TimelineOptions, capture};
-use tilepipe::variant::Variant;
-use tilepipe::{fsio, report};
+use tilepipe::commands::run::{ChildRun, RunOptions, run_isolated};
+use tilepipe::commands::timeline::traceable;
+use tilepipe::engine::TimingOptions;
+use tilepipe::engine::time::MAX_REPEATS;
+use tilepipe::engine::trace::TraceOptions;
+use tilepipe::engine::trace::capture;
+use tilepipe::fsio;
+use tilepipe::pipeline::Variant;
+use tilepipe::render;
+use tilepipe::results::Status;
+use tilepipe::workload::{Problem, Visitor, Workload};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -18,8 +24,6 @@ pub struct RunArgs {
     problem: ProblemArgs,
     #[command(flatten)]
     gpu: GpuArgs,
-    #[command(flatten)]
-    gemm: GemmArgs,
     /// Variants by name or prefix, comma-separated (sync is always included as the baseline).
     #[arg(long)]
     variants: Option<String>,
@@ -35,8 +39,9 @@ pub struct RunArgs {
     /// Also show a burst of launches whose host submission interval and device time disagree.
     #[arg(long)]
     explain_timing: bool,
-    /// Also trace these variants (instrumented builds, timed apart) and add their overlap figure.
-    #[arg(long, num_args = 0..=1, default_missing_value = "sync,cpasync-cg16-s2,tma-s3")]
+    /// Also trace these variants (instrumented builds, timed apart) and add their overlap figure
+    /// (without a list: the workload's one per kind of pipeline).
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
     timeline: Option<String>,
     /// How the results are printed: table (the terminal), markdown (GitHub tables for a pull
     /// request), csv (one row per variant) or json (results.json).
@@ -54,113 +59,104 @@ pub struct RunArgs {
 }
 
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
-    let timing = TimingOptions {
-        warmup: a.warmup,
-        min_repeats: a.repeats,
-        ..TimingOptions::default()
-    };
-    if let WorkloadArg::Gemm = a.gpu.workload {
-        if a.timeline.is_some() || a.explain_timing {
-            anyhow::bail!(tilepipe::Error::InvalidArgument(
-                "--timeline and --explain-timing take the row workloads; allowed with --workload gemm: --m --n --k --layout --dtype --variants --out".into()
-            ));
+    let name = a.gpu.workload.clone();
+    tilepipe::workload::visit(&name, a)?
+}
+
+impl Visitor for RunArgs {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
+        let a = self;
+        let p = a.problem.problem(w)?;
+        let dtype = p.dtype();
+        if let Some(list) = &a.variants {
+            Variant::select(w.catalogue(dtype), Some(list))?;
         }
-        return super::gemm::cmd_run(
-            &a.gemm,
-            &a.gpu,
-            (a.problem.dtype, a.problem.seed),
-            a.variants,
-            (timing, a.peers.torch_python()),
-            (a.out.as_deref(), a.format),
-        );
-    }
-    let view = a.problem.view()?;
-    if let Some(list) = &a.variants {
-        Variant::select(a.gpu.workload.rows()?.catalogue(), Some(list))?;
-    }
-    let traced = match &a.timeline {
-        Some(list) => Some(Variant::select(
-            a.gpu.workload.rows()?.catalogue(),
-            Some(list),
-        )?),
-        None => None,
-    };
-    if let Some(dir) = &a.out {
-        fsio::writable_dir(dir)?;
-    }
-    let opts = RunOptions {
-        view,
-        dtype: a.problem.dtype,
-        seed: a.problem.seed,
-        tile_rows: a.problem.tile_rows,
-        variants: a.variants,
-        timing,
-        ceiling_bytes: 1 << 30,
-        explain_timing: a.explain_timing,
-        command: std::env::args().collect(),
-        exclude: a.exclude,
-        torch_python: a.peers.torch_python(),
-    };
-    let h = a.gpu.open()?;
-    if let Some(file) = &a.child_results {
-        let outcome = run_isolated(&h, &opts)?;
-        let child = ChildRun {
-            fatal: outcome.fatal.map(|e| e.to_string()),
-            results: outcome.results,
+        let traced = match a.timeline.as_deref() {
+            Some("") => Some(Variant::select(w.catalogue(dtype), Some(w.traced()))?),
+            Some(list) => Some(Variant::select(w.catalogue(dtype), Some(list))?),
+            None => None,
         };
-        fsio::write_atomic(file, serde_json::to_string(&child)?.as_bytes())?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    print::notice(&h.info().summary());
-    let mut outcome = run_isolated(&h, &opts)?;
-    if outcome.poisoned && traced.is_some() {
-        outcome.results.notes.push(
-            "no timeline: a variant faulted this process's GPU context (run `tilepipe timeline` apart)"
-                .into(),
-        );
-    } else if let (Some(traced), None) = (traced, &outcome.fatal) {
-        let variants = traceable(&h, traced, &a.problem);
-        let t = TimelineOptions {
-            view,
-            dtype: a.problem.dtype,
+        if let Some(dir) = &a.out {
+            fsio::writable_dir(dir)?;
+        }
+        let opts = RunOptions {
+            problem: p.clone(),
             seed: a.problem.seed,
-            tile_rows: a.problem.tile_rows,
-            blocks: 4,
-            tiles: 32,
+            variants: a.variants.clone(),
+            timing: TimingOptions {
+                warmup: a.warmup,
+                min_repeats: a.repeats,
+                ..TimingOptions::default()
+            },
+            ceiling_bytes: 1 << 30,
+            explain_timing: a.explain_timing,
+            command: std::env::args().collect(),
+            exclude: a.exclude.clone(),
+            torch_python: a.peers.torch_python(),
         };
-        match capture(&h, &variants, &t) {
-            Ok(tl) => {
-                write_timeline(&tl, a.out.as_deref())?;
-                outcome.results.timelines = tl;
+        let e = a.gpu.engine(a.format)?;
+        if let Some(file) = &a.child_results {
+            let outcome = run_isolated(&e, w, &opts)?;
+            let child = ChildRun {
+                fatal: outcome.fatal.map(|e| e.to_string()),
+                results: outcome.results,
+            };
+            fsio::write_atomic(file, serde_json::to_string(&child)?.as_bytes())?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        print::notice(&e.info().summary());
+        let mut outcome = run_isolated(&e, w, &opts)?;
+        if outcome.poisoned && traced.is_some() {
+            outcome.results.notes.push(
+                "no timeline: a variant faulted this process's GPU context (run `tilepipe timeline` apart)"
+                    .into(),
+            );
+        } else if let (Some(traced), None) = (traced, &outcome.fatal) {
+            let names: Vec<String> = traced.iter().map(|v| v.name.clone()).collect();
+            let (variants, skipped) = traceable(&e, w, &names.join(","), &p)?;
+            skipped
+                .iter()
+                .for_each(|s| print::notice(&format!("not traced: {s}")));
+            let o = TraceOptions {
+                blocks: 4,
+                tiles: 32,
+            };
+            match capture(&e, w, &variants, &p, a.problem.seed, o) {
+                Ok(tl) => {
+                    write_timeline(&tl, a.out.as_deref())?;
+                    outcome.results.timelines = tl;
+                }
+                Err(err) => outcome.fatal = Some(err),
             }
-            Err(e) => outcome.fatal = Some(e),
         }
-    }
-    let r = &outcome.results;
-    print::run(r, &view, h.cache_stats(), a.format);
-    if let Some(dir) = &a.out {
-        let path = dir.join("results.json");
-        r.write(&path)?;
-        let html = dir.join("report.html");
-        fsio::write_atomic(&html, report::html::render(r).as_bytes())?;
-        print::notice(&format!("wrote {} and {}", path.display(), html.display()));
-    }
-    if let Some(e) = outcome.fatal {
-        if tilepipe::interrupt::requested() {
-            print::notice("interrupted: the results above were measured before Ctrl-C");
-            return Ok(ExitCode::from(130));
+        let r = &outcome.results;
+        print::run(r, a.format);
+        if let Some(dir) = &a.out {
+            let path = dir.join("results.json");
+            r.write(&path)?;
+            let html = dir.join("report.html");
+            fsio::write_atomic(&html, render::html::render(r).as_bytes())?;
+            print::notice(&format!("wrote {} and {}", path.display(), html.display()));
         }
-        return Err(
-            anyhow::Error::new(e).context("the run stopped early; results so far were kept")
-        );
+        if let Some(err) = outcome.fatal {
+            if tilepipe::interrupt::requested() {
+                print::notice("interrupted: the results above were measured before Ctrl-C");
+                return Ok(ExitCode::from(130));
+            }
+            return Err(
+                anyhow::Error::new(err).context("the run stopped early; results so far were kept")
+            );
+        }
+        let bad = r
+            .variants
+            .iter()
+            .any(|v| v.status != Status::Passed && v.status != Status::Skipped);
+        Ok(if bad {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        })
     }
-    let bad = r
-        .variants
-        .iter()
-        .any(|v| v.status != report::Status::Passed && v.status != report::Status::Skipped);
-    Ok(if bad {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
 }

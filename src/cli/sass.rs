@@ -1,11 +1,14 @@
-//! `tilepipe sass`: census, attestation, protocol check and annotated SASS of one variant.
+//! `tilepipe sass`: census, attestation, protocol check and annotated SASS of one variant, for the
+//! workload named.
 
-use super::args::{GpuArgs, bounded};
+use super::args::{GpuArgs, ProblemArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tilepipe::dtype::DType;
+use tilepipe::commands::sass::inspect;
+use tilepipe::evidence::sass::excerpt;
+use tilepipe::workload::{Visitor, Workload};
 
 #[derive(Args)]
 pub struct SassArgs {
@@ -14,12 +17,8 @@ pub struct SassArgs {
     /// Compile for this architecture without a GPU (e.g. sm_90); default: the GPU's.
     #[arg(long)]
     arch: Option<tilepipe::arch::Arch>,
-    #[arg(long, default_value = "bf16")]
-    dtype: DType,
-    #[arg(long, default_value_t = 4096)]
-    hidden: usize,
-    #[arg(long)]
-    tile_rows: Option<usize>,
+    #[command(flatten)]
+    problem: ProblemArgs,
     /// Lines of listing shown around each movement instruction.
     #[arg(long, default_value_t = 2, value_parser = bounded::<0, 1000>())]
     context: usize,
@@ -31,21 +30,26 @@ pub struct SassArgs {
 }
 
 pub fn cmd_sass(a: SassArgs) -> anyhow::Result<ExitCode> {
-    let ev = tilepipe::sass::inspect(
-        a.gpu.workload.rows()?,
-        &a.variant,
-        a.arch,
-        tilepipe::variant::BuildConfig::checked(a.dtype, a.hidden, a.tile_rows)?,
-        a.gpu.cache(),
-        a.gpu.device,
-    )?;
-    ev.warnings.iter().for_each(|w| print::notice(w));
-    print::sass(
-        &ev.header,
-        &tilepipe::sass::excerpt(&ev.evidence.listing, a.context),
-    );
-    if let Some(path) = &a.listing {
-        tilepipe::fsio::write_atomic(path, ev.evidence.listing.as_bytes())?;
+    let name = a.gpu.workload.clone();
+    tilepipe::workload::visit(&name, a)?
+}
+
+impl Visitor for SassArgs {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
+        let a = self;
+        let p = w.problem(&a.problem.flags())?;
+        let arch = match a.arch {
+            Some(arch) => arch,
+            None => tilepipe::gpu::Gpu::open(a.gpu.device)?.info.arch,
+        };
+        let ev = inspect(w, &a.variant, &p, arch, &a.gpu.cache())?;
+        ev.warnings.iter().for_each(|w| print::notice(w));
+        print::sass(&ev.header, &excerpt(&ev.evidence.listing, a.context));
+        if let Some(path) = &a.listing {
+            tilepipe::fsio::write_atomic(path, ev.evidence.listing.as_bytes())?;
+        }
+        Ok(ExitCode::SUCCESS)
     }
-    Ok(ExitCode::SUCCESS)
 }

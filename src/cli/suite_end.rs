@@ -4,8 +4,8 @@ use super::args::Format;
 use super::print;
 use std::path::Path;
 use std::process::ExitCode;
-use tilepipe::check::suite::SuiteReport;
 use tilepipe::fsio;
+use tilepipe::results::SuiteReport;
 
 /// A suite's end, whichever workload: the skips (table), check.json in `out`, the totals, and the
 /// exit code (1 on a failure or an early stop, 130 after Ctrl-C).

@@ -1,48 +1,34 @@
-//! `tilepipe sweep`: named axes expanded to a sweep, appended to sweep.jsonl as measured, plotted.
+//! `tilepipe sweep`: named axes expanded to a sweep for the workload named, appended to
+//! sweep.jsonl as measured, plotted.
 
-use super::args::{Format, GpuArgs, PeerArgs, WorkloadArg, bounded};
+use super::args::{Format, GpuArgs, PeerArgs, ProblemArgs, bounded};
 use super::print;
 use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tilepipe::bench::{MAX_REPEATS, TimingOptions};
-use tilepipe::dtype::DType;
-use tilepipe::gemm::sweep::GemmSweepOptions;
-use tilepipe::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
-use tilepipe::sweep::{self, SweepOptions, SweepSpec};
-use tilepipe::workload::gemm::Layout;
-use tilepipe::{child, fsio, meminfo};
+use tilepipe::commands::sweep::measure::check;
+use tilepipe::commands::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+use tilepipe::commands::sweep::{SweepOptions, SweepSpec, sweep};
+use tilepipe::engine::TimingOptions;
+use tilepipe::engine::isolate as child;
+use tilepipe::engine::time::MAX_REPEATS;
+use tilepipe::results::sweep_store;
+use tilepipe::workload::{Problem, Visitor, Workload};
+use tilepipe::{fsio, meminfo};
 
 #[derive(Args)]
 pub struct SweepArgs {
     #[command(flatten)]
     gpu: GpuArgs,
-    /// An axis as name=values (repeatable): mechanism=sync,cpasync,tma  stages=1..6  tiles=4,1048576
-    /// tile_rows=1,2,4  dtype=bf16,f32.
+    /// An axis as name=values (repeatable): mechanism=sync,cpasync,tma  stages=1..6  dtype=bf16,f32,
+    /// and the workload's size axis (row workloads: tiles=4,1048576 and tile_rows=1,2,4; GEMM:
+    /// k=512,2048,8192).
     #[arg(long = "axis")]
     axes: Vec<String>,
-    #[arg(long, default_value_t = 4096)]
-    hidden: usize,
-    /// GEMM (--workload gemm): M and N of every point.
-    #[arg(long, default_value_t = 4096)]
-    m: usize,
-    #[arg(long, default_value_t = 4096)]
-    n: usize,
-    /// GEMM: the K of each point, comma-separated (the trip count axis).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "32,64,128,256,512,1024,2048,4096,8192"
-    )]
-    ks: Vec<usize>,
-    /// GEMM: B's layout (kn: [K x N], nk: [N x K]).
-    #[arg(long, value_enum, default_value_t = Layout::Kn)]
-    layout: Layout,
-    /// GEMM: precision of A, B and C.
-    #[arg(long, default_value = "bf16")]
-    gemm_dtype: DType,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    /// The problem every point starts from (row workloads: --hidden; GEMM: --m --n --layout); the
+    /// size axis and the precision axis set the rest.
+    #[command(flatten)]
+    problem: ProblemArgs,
     /// Without copy-only and compute-only probes (no model).
     #[arg(long)]
     no_probes: bool,
@@ -76,97 +62,106 @@ pub struct SweepArgs {
 }
 
 pub fn cmd_sweep(a: SweepArgs) -> anyhow::Result<ExitCode> {
-    if let WorkloadArg::Gemm = a.gpu.workload {
-        a.peers.refuse_with_gemm_sweep()?;
-        let o = GemmSweepOptions {
-            m: a.m,
-            n: a.n,
-            ks: a.ks,
-            layout: a.layout,
-            dtype: a.gemm_dtype,
-            seed: a.seed,
+    let name = a.gpu.workload.clone();
+    tilepipe::workload::visit(&name, a)?
+}
+
+impl Visitor for SweepArgs {
+    type Output = anyhow::Result<ExitCode>;
+
+    fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
+        let a = self;
+        // the axes set each point's size: of the problem's flags, only the base it starts from
+        let ignored = a
+            .problem
+            .flags()
+            .given_except(&["--dtype", "--hidden", "--m", "--n", "--layout"]);
+        if !ignored.is_empty() {
+            anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
+                "sweep sets each point's size from its axes, so {} cannot be taken (allowed: \
+                 --dtype and the base --hidden, or --m --n --layout; sizes as --axis tiles=..., \
+                 --axis tile_rows=... or --axis k=...); every point is a dense view",
+                ignored.join(", ")
+            )));
+        }
+        let base = w.problem(&a.problem.flags())?;
+        let mut spec = SweepSpec {
+            peers: a.peers.torch_python().is_some(),
+            ..SweepSpec::default_for(w)
+        };
+        spec.dtypes = vec![base.dtype()];
+        spec.probes &= !a.no_probes;
+        for axis in &a.axes {
+            spec.set_axis(w, axis)?;
+        }
+        let jsonl = a.out.join("sweep.jsonl");
+        let o = SweepOptions {
+            spec,
+            base,
+            seed: a.problem.seed,
+            jsonl: jsonl.clone(),
+            resume: a.resume,
             timing: TimingOptions {
                 min_repeats: a.repeats,
                 ..TimingOptions::default()
             },
+            shard: a.shard,
+            worker: a.worker,
+            torch_python: a.peers.torch_python(),
         };
-        return super::gemm::cmd_sweep(&a.gpu, o, &a.out, a.format);
-    }
-    let mut spec = SweepSpec {
-        probes: !a.no_probes,
-        peers: a.peers.torch_python().is_some(),
-        ..SweepSpec::default()
-    };
-    for axis in &a.axes {
-        spec.set_axis(axis)?;
-    }
-    let jsonl = a.out.join("sweep.jsonl");
-    let o = SweepOptions {
-        spec,
-        hidden: a.hidden,
-        seed: a.seed,
-        jsonl: jsonl.clone(),
-        resume: a.resume,
-        timing: TimingOptions {
-            min_repeats: a.repeats,
-            ..TimingOptions::default()
-        },
-        shard: a.shard,
-        worker: a.worker,
-        torch_python: a.peers.torch_python(),
-    };
-    sweep::measure::check(&o, meminfo::available())?;
-    fsio::writable_dir(&a.out)?;
-    if let Some(shard) = a.shard {
-        let spec = ShardSpec {
-            workload: a.gpu.workload.rows()?.name().into(),
-            spec: o.spec.clone(),
-            hidden: o.hidden,
-            seed: o.seed,
-            shard,
-        };
-        fsio::write_atomic(
-            &a.out.join(SHARD_SPEC),
-            serde_json::to_string_pretty(&spec)?.as_bytes(),
-        )?;
-    }
-    if let Some(list) = &a.devices {
-        let devices = device_list(list)?;
-        if a.resume {
-            for w in sweep::resume(&jsonl)?.warnings {
-                print::notice(&w);
-            }
+        check(w, &o, meminfo::available())?;
+        fsio::writable_dir(&a.out)?;
+        if let Some(shard) = a.shard {
+            let spec = ShardSpec {
+                workload: w.name().into(),
+                spec: o.spec.clone(),
+                problem: o.base.label(),
+                seed: o.seed,
+                shard,
+            };
+            fsio::write_atomic(
+                &a.out.join(SHARD_SPEC),
+                serde_json::to_string_pretty(&spec)?.as_bytes(),
+            )?;
         }
-        let failed = spread(&devices)?;
-        plot(&a.out, &jsonl, a.format)?;
-        return Ok(match failed.is_empty() {
-            true => ExitCode::SUCCESS,
-            false => {
-                print::notice(&format!("workers that failed: {}", failed.join("; ")));
-                ExitCode::from(1)
+        if let Some(list) = &a.devices {
+            let devices = device_list(list)?;
+            if a.resume {
+                for line in sweep_store::resume(&jsonl, w.name())?.warnings {
+                    print::notice(&line);
+                }
             }
-        });
-    }
-    let h = a.gpu.open_for(a.format)?;
-    let result = sweep::measure::sweep(&h, &o);
-    if a.worker.is_some() {
-        // the process that started the workers plots the whole file once they are all done
+            let failed = spread(&devices)?;
+            plot(&a.out, &jsonl, a.format)?;
+            return Ok(match failed.is_empty() {
+                true => ExitCode::SUCCESS,
+                false => {
+                    print::notice(&format!("workers that failed: {}", failed.join("; ")));
+                    ExitCode::from(1)
+                }
+            });
+        }
+        let e = a.gpu.engine(a.format)?;
+        let result = sweep(&e, w, &o);
+        if a.worker.is_some() {
+            // the process that started the workers plots the whole file once they are all done
+            result?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        // plot whatever is on disk, also after an interruption; the sweep's own error comes first
+        let plotted = plot(&a.out, &jsonl, a.format);
+        if let Err(tilepipe::Error::Interrupted) = result {
+            print::notice(&format!(
+                "interrupted: every point measured before Ctrl-C is in {} (--resume continues)",
+                jsonl.display()
+            ));
+            plotted?;
+            return Ok(ExitCode::from(130));
+        }
         result?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    // plot whatever is on disk, also after an interruption; the sweep's own error comes first
-    let plotted = plot(&a.out, &jsonl, a.format);
-    if let Err(tilepipe::Error::Interrupted) = result {
-        super::print::notice(&format!(
-            "interrupted: every point measured before Ctrl-C is in {} (--resume continues)",
-            jsonl.display()
-        ));
         plotted?;
-        return Ok(ExitCode::from(130));
+        Ok(ExitCode::SUCCESS)
     }
-    result?;
-    plotted?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `all` (every GPU CUDA sees) or comma-separated ordinals, each once.
@@ -233,17 +228,10 @@ pub fn plot(out: &Path, jsonl: &Path, format: Format) -> anyhow::Result<()> {
     if !jsonl.exists() {
         return Ok(());
     }
-    let loaded = sweep::read(jsonl)?;
+    let loaded = sweep_store::read(jsonl)?;
     print::skipped_lines(jsonl, &loaded);
     let records = loaded.records;
-    for (name, svg) in [
-        ("time-per-tile.svg", sweep::plots::time_per_tile(&records)),
-        ("bandwidth.svg", sweep::plots::bandwidth(&records)),
-        (
-            "speedup-vs-stages.svg",
-            sweep::plots::speedup_vs_stages(&records),
-        ),
-    ] {
+    for (name, svg) in tilepipe::render::sweep::plots(&records) {
         match svg {
             Ok(svg) => fsio::write_atomic(&out.join(name), svg.as_bytes())?,
             Err(e) => print::notice(&format!("{name} not drawn: {e}")),

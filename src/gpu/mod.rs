@@ -21,6 +21,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How long one launch may take before it is reported as hung.
+pub const HANG_LIMIT: Duration = Duration::from_secs(60);
+
 /// Kernel parameters of any workload, passed by value as one `__grid_constant__` struct whose
 /// layout the type mirrors. Plain old data (bytemuck's Pod: no padding, any bit pattern valid),
 /// so handing its bytes to the driver is sound for every such type.

@@ -352,7 +352,7 @@ pub fn disassemble(
     if tools.is_empty() {
         return Err(missing("nvdisasm or cuobjdump", &what));
     }
-    crate::sass::first_that_works(&tools, cubin)
+    crate::evidence::sass::first_that_works(&tools, cubin)
         .map_err(|detail| Error::Disassembler { what, detail })
 }
 

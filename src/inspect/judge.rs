@@ -8,7 +8,7 @@ use super::listing::Kernel;
 use super::report::KernelReport;
 use super::usage::{self, Launch, Usage};
 use super::{checks, flow, mechanism, names};
-use crate::sass::Census;
+use crate::evidence::sass::Census;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -125,7 +125,7 @@ fn stated(k: &Kernel, claim: Option<Claim>, lines: &mut Lines) -> Vec<Stated> {
 /// A wgmma claim that ptxas serialised in this kernel (its compile log says so) is not the claim
 /// a user makes: the MMAs wait for each other.
 fn serialised(mut claims: Vec<Verdict>, log: &str, function: &str) -> Vec<Verdict> {
-    if let Some(warning) = crate::sass::ptxas::wgmma_serialised(log, Some(function)) {
+    if let Some(warning) = crate::evidence::sass::ptxas::wgmma_serialised(log, Some(function)) {
         for v in claims
             .iter_mut()
             .filter(|v| v.stated.claim == Claim::Wgmma && v.attested())

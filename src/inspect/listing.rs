@@ -2,7 +2,7 @@
 //! labels branches jump to, and the source line (with its inlining chain) of each instruction,
 //! from nvdisasm's `-g -gi` comments.
 
-use crate::sass::parse::{self, Function};
+use crate::evidence::sass::parse::{self, Function};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 

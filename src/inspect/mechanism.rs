@@ -2,7 +2,7 @@
 //! units run, with the instructions that say so; and the instruction families behind both,
 //! Blackwell's included (tcgen05 MMA and its tensor-memory loads and stores, packed FP32).
 
-use crate::sass::Census;
+use crate::evidence::sass::Census;
 
 pub const TMA: [&str; 3] = ["UTMALDG", "UTMASTG", "UTMAREDG"];
 pub const BULK: [&str; 2] = ["UBLKCP", "UBLKRED"];
@@ -40,7 +40,7 @@ pub fn movement(c: &Census) -> String {
         parts.push(format!("bulk copy, cp.async.bulk ({})", forms(c, &BULK)));
     }
     for form in c.opcodes.keys().filter(|k| k.starts_with("LDGSTS")) {
-        let bytes = crate::sass::census::access_width(form);
+        let bytes = crate::evidence::sass::census::access_width(form);
         let cache = if form.contains(".BYPASS") {
             ".cg, L2 only"
         } else {

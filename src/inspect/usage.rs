@@ -3,8 +3,8 @@
 //! would get on the cubin's architecture.
 
 use crate::arch::Arch;
-use crate::resources::{Occupancy, SmLimits, occupancy};
-use crate::sass::Census;
+use crate::evidence::resources::{Occupancy, SmLimits, occupancy};
+use crate::evidence::sass::Census;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 

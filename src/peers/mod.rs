@@ -9,14 +9,12 @@
 mod protocol;
 mod subject;
 
-use crate::bench::TimingOptions;
 use crate::clocks::ClockSample;
-use crate::report::peer::Peer;
-use crate::workload::HostData;
+use crate::results::Peer;
 use protocol::Session;
 use std::path::PathBuf;
 use std::time::Duration;
-pub use subject::{GEMM_PEER_NAMES, GemmCase, PEER_NAMES, Subject};
+pub use subject::Subject;
 
 const SCRIPT: &str = include_str!("torch_peer.py");
 
@@ -24,16 +22,14 @@ const SCRIPT: &str = include_str!("torch_peer.py");
 /// seconds), and a timing may run to its budget several times over on a slow launch.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// What the peers are asked to do: where Python is, which GPU, the problem's constants and the
-/// timing rule of the run they join (the ceiling and baseline only beside a row workload).
+/// What the peers are asked to do: where Python is, which GPU, and the timing rule of the run
+/// they join (the copy ceiling and the baseline's time, for their figures, where the run has them).
 #[derive(Debug, Clone)]
 pub struct TorchRequest {
     pub python: PathBuf,
     pub device: usize,
-    pub workload: &'static str,
-    pub eps: Option<f64>,
     pub buffer_sets: usize,
-    pub timing: TimingOptions,
+    pub timing: crate::results::timing::TimingOptions,
     /// For each peer's % of the copy ceiling and speedup against `sync`.
     pub ceiling_gbps: Option<f64>,
     pub baseline_ms: Option<f64>,
@@ -43,19 +39,9 @@ pub struct TorchRequest {
 /// what it read around and during them, as tilepipe's own do.
 pub type Clock<'a> = &'a dyn Fn() -> Option<ClockSample>;
 
-/// PyTorch eager and torch.compile on a row workload's `data` (tiles of `tile_rows`, for where
-/// a validation failure lies): validated, then timed; each peer that could not run carries its
+/// The torch peers on `subject`: validated, then timed; each peer that could not run carries its
 /// reason.
-pub fn torch(req: &TorchRequest, data: &HostData, tile_rows: usize, clock: Clock) -> Vec<Peer> {
-    peers(req, &Subject::Rows { data, tile_rows }, clock)
-}
-
-/// torch.matmul and torch.compile's Triton matmul on a GEMM, validated, then timed.
-pub fn torch_gemm(req: &TorchRequest, case: &GemmCase, clock: Clock) -> Vec<Peer> {
-    peers(req, &Subject::Gemm(case), clock)
-}
-
-fn peers(req: &TorchRequest, subject: &Subject, clock: Clock) -> Vec<Peer> {
+pub fn torch(req: &TorchRequest, subject: &dyn Subject, clock: Clock) -> Vec<Peer> {
     match Session::start(req, subject, SCRIPT, ANSWER_TIMEOUT) {
         Ok(s) => s.run(req, subject, clock),
         Err(why) => protocol::skipped(&subject.names(), &why),

@@ -5,9 +5,9 @@
 use super::Clock;
 use super::TorchRequest;
 use super::subject::Subject;
-use crate::bench::{Summary, Timing};
 use crate::clocks::{ClockSample, ClockTrace};
-use crate::report::peer::Peer;
+use crate::results::{Peer, Status, Timing};
+use crate::verdict::statistics::Summary;
 use serde::Deserialize;
 use serde_json::json;
 use std::io::{BufRead, BufReader, Write};
@@ -80,7 +80,7 @@ impl Session {
     /// Writes the inputs and the script, starts Python on it and sends the spec.
     pub fn start(
         req: &TorchRequest,
-        subject: &Subject,
+        subject: &dyn Subject,
         script: &str,
         timeout: Duration,
     ) -> Result<Session, String> {
@@ -99,6 +99,7 @@ impl Session {
             Ok(p)
         };
         let script = write("torch_peer.py", script.as_bytes())?;
+        write("workload_peers.py", subject.script().as_bytes())?;
         let mut spec = subject.spec();
         for (key, name, bytes) in subject.files() {
             spec[key] = json!(write(name, bytes)?);
@@ -129,8 +130,6 @@ impl Session {
         });
         for (key, value) in json!({
             "device": req.device,
-            "workload": req.workload,
-            "eps": req.eps,
             "out_dir": dir,
             "buffer_sets": req.buffer_sets,
             "timing": {"warmup": req.timing.warmup, "min_repeats": req.timing.min_repeats,
@@ -209,7 +208,7 @@ impl Session {
 
     /// Validates each peer's output, times those that passed one at a time with the GPU's clocks
     /// read around and during each, and returns every peer's row.
-    pub fn run(mut self, req: &TorchRequest, subject: &Subject, clock: Clock) -> Vec<Peer> {
+    pub fn run(mut self, req: &TorchRequest, subject: &dyn Subject, clock: Clock) -> Vec<Peer> {
         let names = subject.names();
         let mut peers = match self.answer(&|| None, &mut Vec::new()) {
             Ok(a) if a.event == "skip" => {
@@ -229,7 +228,7 @@ impl Session {
         };
         let passed: Vec<String> = peers
             .iter()
-            .filter(|p| p.status == crate::report::Status::Passed)
+            .filter(|p| p.status == Status::Passed)
             .map(|p| p.name.clone())
             .collect();
         for name in passed {
@@ -274,7 +273,7 @@ fn errored(names: &[&str], why: &str) -> Vec<Peer> {
     names
         .iter()
         .map(|n| Peer {
-            status: crate::report::Status::Error,
+            status: Status::Error,
             ..Peer::skipped(n, why.to_string())
         })
         .collect()
@@ -283,15 +282,15 @@ fn errored(names: &[&str], why: &str) -> Vec<Peer> {
 /// A peer that validated but has no timing: the script failed after validation.
 fn fail_untimed(peers: &mut [Peer], why: &str) {
     for p in peers.iter_mut().filter(|p| p.timing.is_none()) {
-        if p.status == crate::report::Status::Passed {
-            p.status = crate::report::Status::Error;
+        if p.status == Status::Passed {
+            p.status = Status::Error;
             p.detail = Some(format!("timing: {why}"));
         }
     }
 }
 
 /// The peer's row once its output is judged, as tilepipe's own outputs are (`Subject::judge`).
-fn validated(a: &PeerAnswer, subject: &Subject) -> Peer {
+fn validated(a: &PeerAnswer, subject: &dyn Subject) -> Peer {
     let mut p = Peer::new(&a.name, a.version.clone(), a.math.as_deref().unwrap_or("-"));
     if let Some(why) = &a.skip {
         return Peer {
@@ -317,15 +316,21 @@ fn validated(a: &PeerAnswer, subject: &Subject) -> Peer {
 }
 
 /// The peer's timing from its samples, summarised as tilepipe's own are.
-fn timed(p: &mut Peer, t: PeerAnswer, req: &TorchRequest, subject: &Subject, seen: &[ClockSample]) {
+fn timed(
+    p: &mut Peer,
+    t: PeerAnswer,
+    req: &TorchRequest,
+    subject: &dyn Subject,
+    seen: &[ClockSample],
+) {
     if let Some(e) = t.error {
-        p.status = crate::report::Status::Error;
+        p.status = Status::Error;
         p.detail = Some(format!("timing: {e}"));
         return;
     }
     let (Some(device), Some(host)) = (Summary::of(&t.device_ms), Summary::of(&t.host_submit_us))
     else {
-        p.status = crate::report::Status::Error;
+        p.status = Status::Error;
         p.detail = Some("timing: no finite samples came back".into());
         return;
     };

@@ -4,13 +4,29 @@
 
 use super::*;
 use crate::dtype::DType;
-use crate::report::Status;
-use crate::workload::{View, copy::Copy};
+use crate::results::Status;
+use crate::results::timing::TimingOptions;
+use crate::workload::Workload;
+use crate::workload::copy::Copy;
+use crate::workload::gemm::{Gemm, Inputs};
+use crate::workload::rows::{HostData, RowProblem, Rows, View};
 use std::os::unix::fs::PermissionsExt;
 
-fn data() -> HostData {
+const COPY: Rows = Rows(&Copy);
+
+fn problem() -> RowProblem {
     let view = View::new(6, 64, Some(72), 8, None, DType::Bf16).expect("a valid view");
-    HostData::generate(&Copy, view, DType::Bf16, 7)
+    RowProblem::new(view, DType::Bf16, Some(2))
+}
+
+fn data() -> HostData {
+    COPY.inputs(&problem(), 7)
+}
+
+/// The torch peers of the copy workload on `d`.
+fn rows_torch(req: &TorchRequest, d: &HostData, clock: Clock) -> Vec<Peer> {
+    let p = problem();
+    torch(req, COPY.peer_subject(&p, d, None).as_ref(), clock)
 }
 
 /// The copy workload's exact output: the view's rows, densely.
@@ -28,8 +44,6 @@ fn request(python: PathBuf) -> TorchRequest {
     TorchRequest {
         python,
         device: 0,
-        workload: "copy",
-        eps: None,
         buffer_sets: 3,
         timing: TimingOptions::default(),
         ceiling_gbps: Some(4000.0),
@@ -71,13 +85,13 @@ echo '{{"event":"timings","peers":[{{"name":"torch eager","device_ms":[0.010,0.0
             asked.display()
         ),
     );
-    let peers = torch(&request(py), &d, 2, &|| None);
+    let peers = rows_torch(&request(py), &d, &|| None);
     assert_eq!(peers.len(), 2);
     let (eager, compiled) = (&peers[0], &peers[1]);
     assert_eq!(eager.status, Status::Passed, "{:?}", eager.detail);
     let t = eager.timing.as_ref().expect("timed");
     assert_eq!((t.device.median, t.buffer_sets, t.warmup), (0.011, 3, 5));
-    let perf = eager.perf.expect("perf");
+    let perf = eager.perf.clone().expect("perf");
     assert!((perf.speedup_vs_sync.unwrap() - 0.02 / 0.011).abs() < 1e-9);
     assert!(
         eager
@@ -139,7 +153,7 @@ done"#,
             },
         })
     };
-    let peers = torch(&request(py), &d, 2, &clock);
+    let peers = rows_torch(&request(py), &d, &clock);
     let sent = std::fs::read_to_string(&asked).unwrap();
     assert_eq!(
         sent.lines().collect::<Vec<_>>(),
@@ -190,7 +204,7 @@ read t; echo '{{"event":"timings","peers":[]}}'"#,
             short.display()
         ),
     );
-    let peers = torch(&request(py), &d, 2, &|| None);
+    let peers = rows_torch(&request(py), &d, &|| None);
     assert_eq!(peers[0].status, Status::Failed);
     let why = peers[0].detail.as_deref().unwrap();
     assert!(why.contains("100 bytes") && why.contains("768"), "{why}");
@@ -205,7 +219,7 @@ fn a_script_that_skips_skips_both_peers_with_its_reason() {
         dir.path(),
         r#"read spec; echo '{"event":"skip","reason":"cannot import torch"}'"#,
     );
-    let peers = torch(&request(py), &data(), 2, &|| None);
+    let peers = rows_torch(&request(py), &data(), &|| None);
     assert!(
         peers
             .iter()
@@ -218,7 +232,7 @@ fn a_script_that_skips_skips_both_peers_with_its_reason() {
 fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let py = fake_python(dir.path(), "read spec; echo 'Traceback: boom' >&2; exit 3");
-    let peers = torch(&request(py), &data(), 2, &|| None);
+    let peers = rows_torch(&request(py), &data(), &|| None);
     for p in &peers {
         assert_eq!(p.status, Status::Error);
         let why = p.detail.as_deref().unwrap();
@@ -228,9 +242,7 @@ fn a_script_that_dies_is_an_error_with_its_exit_code_and_stderr() {
 
 #[test]
 fn a_missing_python_skips_and_says_how_to_name_one() {
-    let peers = torch(&request("/nonexistent/python3".into()), &data(), 2, &|| {
-        None
-    });
+    let peers = rows_torch(&request("/nonexistent/python3".into()), &data(), &|| None);
     for p in &peers {
         assert_eq!(p.status, Status::Skipped);
         assert!(p.detail.as_deref().unwrap().contains("--python"));
@@ -241,7 +253,7 @@ fn a_missing_python_skips_and_says_how_to_name_one() {
 fn the_shipped_script_answers_under_this_machines_python() {
     // whatever python3 is here (CI has no torch and no GPU): the shipped script must answer with a
     // reason, never hang or leave the peers without one
-    let peers = torch(&request("python3".into()), &data(), 2, &|| None);
+    let peers = rows_torch(&request("python3".into()), &data(), &|| None);
     for p in &peers {
         assert_ne!(
             p.status,
@@ -261,7 +273,7 @@ fn the_shipped_script_answers_under_this_machines_python() {
 #[test]
 fn the_script_holds_its_batches_by_tilepipes_rule() {
     // the peers' device samples are only comparable if their batches are queued the same way: the
-    // script's hold_for (ms from seconds) must give what bench::hold_for gives
+    // script's hold_for (ms from seconds) must give what the engine's hold_for gives
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("torch_peer.py");
     std::fs::write(&script, SCRIPT).unwrap();
@@ -288,7 +300,7 @@ fn the_script_holds_its_batches_by_tilepipes_rule() {
         .collect();
     let ours: Vec<f64> = submits
         .iter()
-        .map(|&s| crate::bench::hold_for(Duration::from_secs_f64(s)).as_secs_f64() * 1e3)
+        .map(|&s| crate::engine::time::hold_for(Duration::from_secs_f64(s)).as_secs_f64() * 1e3)
         .collect();
     assert_eq!(theirs.len(), ours.len());
     for (t, o) in theirs.iter().zip(&ours) {
@@ -298,12 +310,8 @@ fn the_script_holds_its_batches_by_tilepipes_rule() {
 
 /// A small GEMM, its exact C rounded to the precision (what a correct peer returns), and the
 /// elements the reference checks (all of them at this size).
-fn gemm() -> (
-    crate::workload::gemm::data::Inputs,
-    Vec<u8>,
-    Vec<(usize, usize)>,
-) {
-    use crate::workload::gemm::{Layout, Problem, data::Inputs, reference};
+fn gemm() -> (Inputs, Vec<u8>) {
+    use crate::workload::gemm::{Layout, Problem, reference};
     let p = Problem::new(8, 12, 16, Layout::Nk, DType::Bf16).unwrap();
     let x = Inputs::new(p, 5);
     let mut c = Vec::new();
@@ -313,14 +321,12 @@ fn gemm() -> (
                 .push(reference::reference(&x, i, j).0 as f32, &mut c);
         }
     }
-    let elements = reference::checked_elements(&p, 5);
-    assert_eq!(elements.len(), p.m * p.n);
-    (x, c, elements)
+    assert_eq!(x.elements.len(), p.m * p.n);
+    (x, c)
 }
 
 fn gemm_request(python: PathBuf) -> TorchRequest {
     TorchRequest {
-        workload: "gemm",
         buffer_sets: 1,
         ceiling_gbps: None,
         baseline_ms: None,
@@ -330,7 +336,7 @@ fn gemm_request(python: PathBuf) -> TorchRequest {
 
 #[test]
 fn gemm_peers_are_judged_like_the_variants_and_get_tflops() {
-    let (x, c, elements) = gemm();
+    let (x, c) = gemm();
     let dir = tempfile::tempdir().unwrap();
     let (good, bad, spec) = (
         dir.path().join("good.bin"),
@@ -354,12 +360,8 @@ read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[
             bad.display()
         ),
     );
-    let case = GemmCase {
-        inputs: &x,
-        elements: &elements,
-        cublas_c: Some(&c),
-    };
-    let peers = torch_gemm(&gemm_request(py), &case, &|| None);
+    let subject = Gemm.peer_subject(&x.problem, &x, Some(&c));
+    let peers = torch(&gemm_request(py), subject.as_ref(), &|| None);
     let (mm, triton) = (&peers[0], &peers[1]);
     assert_eq!(mm.status, Status::Passed, "{:?}", mm.detail);
     let checked = mm.checked.as_deref().unwrap();
@@ -369,15 +371,18 @@ read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[
         "{checked}"
     );
     let want = x.problem.flops() as f64 / (0.011 * 1e9);
-    assert!((mm.tflops.unwrap() - want).abs() < 1e-12);
-    assert!(mm.perf.is_none(), "a GEMM peer has no bandwidth figures");
+    let perf = mm.perf.as_ref().unwrap();
+    assert!((perf.tflops.unwrap() - want).abs() < 1e-12);
+    assert!(
+        perf.pct_of_ceiling.is_none(),
+        "the run sets its share of cuBLAS"
+    );
     assert_eq!(triton.status, Status::Failed);
     let why = triton.detail.as_deref().unwrap();
     assert!(why.contains("C[1][5] = 100"), "{why}");
     // the script was given the GEMM and its inputs, one set, as the variants are timed (hot)
     let spec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&spec).unwrap()).unwrap();
-    assert_eq!(spec["workload"], "gemm");
     assert_eq!(spec["dtype"], "bf16");
     assert_eq!(
         spec["gemm"],
@@ -392,16 +397,59 @@ read t; echo '{{"event":"timings","peers":[{{"name":"torch.matmul","device_ms":[
 
 #[test]
 fn gemm_peers_without_torch_are_skipped_under_their_own_names() {
-    let (x, _, elements) = gemm();
-    let case = GemmCase {
-        inputs: &x,
-        elements: &elements,
-        cublas_c: None,
-    };
-    let peers = torch_gemm(&gemm_request("/nonexistent/python3".into()), &case, &|| {
-        None
-    });
+    let (x, _) = gemm();
+    let subject = Gemm.peer_subject(&x.problem, &x, None);
+    let peers = torch(
+        &gemm_request("/nonexistent/python3".into()),
+        subject.as_ref(),
+        &|| None,
+    );
     let names: Vec<&str> = peers.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, GEMM_PEER_NAMES);
+    assert_eq!(names, ["torch.matmul", "torch.compile, Triton matmul"]);
     assert!(peers.iter().all(|p| p.status == Status::Skipped));
+}
+
+/// Loads the shipped script and `subject`'s module beside it as the session lays them out; what
+/// Python prints: the peers function's name and the extra spellings the module names.
+fn load_module(subject: &dyn Subject) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("torch_peer.py"), SCRIPT).unwrap();
+    std::fs::write(dir.path().join("workload_peers.py"), subject.script()).unwrap();
+    let out = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import sys; sys.path.insert(0, sys.argv[1]); import workload_peers as w; \
+              print(w.peers.__name__, sorted(getattr(w, 'EXTRA', {})))",
+        )
+        .arg(dir.path())
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn every_workload_ships_its_own_peers_module() {
+    use crate::workload::rmsnorm::RmsNorm;
+    let p = problem();
+    let norm = Rows(&RmsNorm);
+    let d = norm.inputs(&p, 7);
+    assert_eq!(
+        load_module(norm.peer_subject(&p, &d, None).as_ref()),
+        "peers ['torch eager, F.rms_norm']"
+    );
+    let d = data();
+    assert_eq!(
+        load_module(COPY.peer_subject(&p, &d, None).as_ref()),
+        "peers []"
+    );
+    let (x, _) = gemm();
+    assert_eq!(
+        load_module(Gemm.peer_subject(&x.problem, &x, None).as_ref()),
+        "peers []"
+    );
 }

@@ -1,6 +1,8 @@
-# tilepipe's PyTorch peers: the run's problem through torch (eager and torch.compile beside a row
-# workload; torch.matmul and torch.compile's Triton matmul beside a GEMM), on the GPU, inputs and
-# timing rules tilepipe uses, so their rows sit beside its own variants.
+# tilepipe's PyTorch peers: the run's problem through torch, on the GPU, inputs and timing rules
+# tilepipe uses, so their rows sit beside its own variants. What the peers compute is the
+# workload's: tilepipe writes its `workload_peers.py` beside this script, whose
+# peers(torch, spec, dtype, device) returns the inputs (rotated buffer sets) and the peers,
+# name -> (function, version, math in words).
 #
 # Protocol (one JSON object per line): tilepipe writes the spec on stdin; this script answers
 # {"event": "outputs", ...} once each peer's output for the untimed input is written to a file;
@@ -15,27 +17,6 @@ import time
 def say(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
     sys.stdout.flush()
-
-
-def rmsnorm(x, gamma, eps):
-    # f32 math, one rounding at the end: the kernel's own numerics, as a careful user writes it
-    import torch
-
-    xf = x.float()
-    inv = torch.rsqrt(xf.pow(2).mean(dim=-1, keepdim=True) + eps)
-    return torch.nn.functional.gelu(xf * inv * gamma.float(), approximate="tanh").to(x.dtype)
-
-
-def rmsnorm_ops(x, gamma, eps):
-    # the idiomatic eager spelling: torch's fused rms_norm, then gelu, each rounding to x's dtype
-    import torch
-
-    f = torch.nn.functional
-    return f.gelu(f.rms_norm(x, (x.shape[-1],), gamma, eps), approximate="tanh")
-
-
-def copy(x, gamma, eps):
-    return x.clone(memory_format=__import__("torch").contiguous_format)
 
 
 def load(torch, path, numel, dtype, device):
@@ -115,57 +96,6 @@ def versions(torch):
         return version, version
 
 
-def row_peers(torch, spec, dtype, device):
-    """The row workload's inputs (rotated buffer sets) and its peers: name -> (fn, version, math)."""
-    v = spec["view"]
-    fn = {"rmsnorm": rmsnorm, "copy": copy}[spec["workload"]]
-    eps = spec["eps"] if spec["eps"] is not None else 0.0
-    buf = load(torch, spec["x"], v["alloc"], dtype, device)
-    gamma = load(torch, spec["aux"], v["hidden"], dtype, device) if spec.get("aux") else None
-    # the same strided, offset view of the same bytes; extra copies rotate past the L2 as tilepipe's do
-    bufs = [buf] + [buf.clone() for _ in range(spec["buffer_sets"] - 1)]
-    inputs = [(torch.as_strided(b, (v["tokens"], v["hidden"]), (v["row_stride"], 1), v["offset"]), gamma, eps) for b in bufs]
-    version, compiled_version = versions(torch)
-    peers = {
-        "torch eager": (fn, version, "eager: f32 math, one rounding at the end"),
-        "torch.compile": (torch.compile(fn, dynamic=False), compiled_version, "torch.compile(dynamic=False) of the f32-math function, default mode"),
-    }
-    if spec["workload"] == "rmsnorm":
-        peers["torch eager, F.rms_norm"] = (rmsnorm_ops, version, "eager: F.gelu(F.rms_norm(x)) in x's dtype, rounding after each op")
-    return inputs, peers
-
-
-def matmul(a, b):
-    return a @ b
-
-
-def gemm_peers(torch, spec, dtype, device):
-    """The GEMM's inputs (one set, hot in L2 as tilepipe times its GEMMs) and its peers: torch's
-    matmul (cuBLAS underneath) and Triton's, picked by torch.compile's autotuning."""
-    g = spec["gemm"]
-    a = load(torch, spec["a"], g["m"] * g["k"], dtype, device).view(g["m"], g["k"])
-    b = load(torch, spec["b"], g["k"] * g["n"], dtype, device)
-    # B [N x K] (weights) is used transposed, as a view: no copy
-    b = b.view(g["k"], g["n"]) if g["layout"] == "kn" else b.view(g["n"], g["k"]).t()
-    # f32 accumulation throughout, as tilepipe's kernels and its cuBLAS call do
-    m = torch.backends.cuda.matmul
-    m.allow_tf32 = False
-    m.allow_bf16_reduced_precision_reduction = False
-    m.allow_fp16_reduced_precision_reduction = False
-    version, compiled_version = versions(torch)
-    options = {"max_autotune": True, "max_autotune_gemm_backends": "TRITON", "triton.cudagraphs": False}
-    precision = "TF32 and reduced-precision reductions off"
-    peers = {
-        "torch.matmul": (matmul, version, f"a @ b in the run's precision ({precision})"),
-        "torch.compile, Triton matmul": (
-            torch.compile(matmul, dynamic=False, options=options),
-            compiled_version,
-            f"torch.compile with max_autotune and Triton as the only GEMM backend ({precision})",
-        ),
-    }
-    return [(a, b)], peers
-
-
 def main():
     spec = json.loads(sys.stdin.readline())
     try:
@@ -179,8 +109,9 @@ def main():
     device = torch.device("cuda", spec["device"])
     torch.cuda.set_device(device)
     dtype = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}[spec["dtype"]]
-    problem = gemm_peers if spec["workload"] == "gemm" else row_peers
-    inputs, peers = problem(torch, spec, dtype, device)
+    import workload_peers
+
+    inputs, peers = workload_peers.peers(torch, spec, dtype, device)
     outputs, ready = [], {}
     for name, (f, ver, how) in peers.items():
         entry = {"name": name, "version": ver, "math": how}

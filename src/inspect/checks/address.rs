@@ -23,7 +23,7 @@ pub enum Relation {
 pub fn bytes(op: &Op) -> i64 {
     match op.base() {
         "LDSM" | "STSM" => 16,
-        _ => i64::from(crate::sass::census::access_width(&op.opcode)),
+        _ => i64::from(crate::evidence::sass::census::access_width(&op.opcode)),
     }
 }
 
@@ -33,10 +33,13 @@ pub fn bytes(op: &Op) -> i64 {
 pub struct Access {
     pub addr: Val,
     pub bytes: i64,
-    /// Per symbol of `addr` (block-uniform ones aside): its range then, and whether the range is
-    /// exact (a thread index, every value of which some thread has) or only a bound.
-    pub ranges: Vec<(Sym, Option<(i64, i64)>, bool)>,
+    /// Per symbol of `addr` (block-uniform ones aside).
+    pub ranges: Vec<SymRange>,
 }
+
+/// A symbol, its range on the path, and whether the range is exact (a thread index, every value
+/// of which some thread has) or only a bound.
+pub type SymRange = (Sym, Option<(i64, i64)>, bool);
 
 /// The shared-memory access of instruction `op` under `v`: its first memory operand.
 pub fn access(op: &Op, v: &Values, covers: i64, info: &dyn SymInfo) -> Access {

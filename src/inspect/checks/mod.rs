@@ -18,7 +18,7 @@ mod witness;
 use super::flow::Cfg;
 use super::flow::paths::{Overflow, Paths, Witness};
 use super::listing::Kernel;
-use crate::sass::parse::Instruction;
+use crate::evidence::sass::parse::Instruction;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

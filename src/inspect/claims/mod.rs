@@ -7,7 +7,7 @@ mod read;
 pub use read::{from_line, from_name, from_source};
 
 use super::mechanism::{self, ASYNC_COPIES, BULK, TCGEN05, TENSOR_CORE, TMA, WARPGROUP, sum};
-use crate::sass::Census;
+use crate::evidence::sass::Census;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;

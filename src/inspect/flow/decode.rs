@@ -2,7 +2,7 @@
 //! words, memory references and branch targets, and what each instruction writes. The value and
 //! predicate analyses work on this form, never on text.
 
-use crate::sass::parse::Instruction;
+use crate::evidence::sass::parse::Instruction;
 
 /// R0..R254 are 0..254, RZ is 255; UR0..UR62 are 256..318, URZ is 319.
 pub type Reg = u16;
@@ -460,7 +460,7 @@ fn pred_outputs_from(ops: &[Operand]) -> Vec<Pred> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sass::parse::parse;
+    use crate::evidence::sass::parse::parse;
 
     fn one(line: &str) -> Op {
         let f = parse(&format!(".text.k:\n        /*0000*/ {line} ;\n"));

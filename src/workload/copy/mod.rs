@@ -3,13 +3,13 @@
 //! movement alone comes to the device-to-device copy ceiling. Validation is bit for bit: a copy
 //! has no rounding to forgive.
 
-use super::{HostData, View};
-use super::{KernelSource, Traffic, Workload};
+use super::KernelSource;
+use super::rows::{HostData, RowBody, View};
 use crate::dtype::{DType, Tolerance};
 
 pub struct Copy;
 
-impl Workload for Copy {
+impl RowBody for Copy {
     fn name(&self) -> &'static str {
         "copy"
     }
@@ -23,11 +23,16 @@ impl Workload for Copy {
             file: "copy.cu",
             text: include_str!("../../../kernels/copy.cu"),
             entry: "tilepipe_copy",
+            headers: &[],
         }
     }
 
     fn aux(&self, _view: &View, _dtype: DType, _seed: u64) -> Vec<u8> {
         Vec::new()
+    }
+
+    fn torch(&self) -> &'static str {
+        include_str!("torch.py")
     }
 
     fn reference_row(&self, data: &HostData, row: usize, out: &mut [f64]) {
@@ -45,23 +50,20 @@ impl Workload for Copy {
         }
     }
 
-    fn traffic(&self, view: &View, dtype: DType) -> Traffic {
-        Traffic {
-            bytes: view.bytes_moved(dtype),
-            flops: 0,
-        }
+    fn flops_per_element(&self) -> u64 {
+        0
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::check::compare::against_reference;
+    use crate::workload::rows::{RowProblem, against_reference};
 
     #[test]
     fn the_reference_is_the_view_and_one_flipped_bit_fails() {
         let view = View::new(6, 64, Some(72), 8, None, DType::F16).unwrap();
-        let data = HostData::generate(&Copy, view, DType::F16, 5);
+        let data = HostData::generate(&Copy, &RowProblem::new(view, DType::F16, Some(2)), 5);
         assert!(data.aux.is_empty());
         let mut out = Vec::new();
         for r in 0..view.tokens {
@@ -70,11 +72,11 @@ mod tests {
                 out.extend_from_slice(&data.x[i..i + 2]);
             }
         }
-        let v = against_reference(&out, &data, 2);
+        let v = against_reference(&out, &data);
         assert!(v.passed, "{:?}", v.failure);
         assert_eq!(v.max_abs_err, Some(0.0));
         out[2 * (3 * 64 + 5)] ^= 1; // lowest mantissa bit of row 3, column 5
-        let v = against_reference(&out, &data, 2);
+        let v = against_reference(&out, &data);
         assert!(!v.passed);
         assert_eq!(v.beyond_tolerance, 1);
         assert_eq!(v.first_wrong_tiles, vec![1]);

@@ -1,11 +1,13 @@
-//! A GEMM's inputs (seeded normal values rounded to the precision, never constants), its kernel
-//! parameters, and the launch grid.
+//! A GEMM's inputs (seeded normal values rounded to the precision, never constants, and the
+//! elements the host reference checks), its device buffers, its kernel parameters and tensor
+//! maps, and the launch grid.
 
-use super::catalogue::Tile;
-use super::{Layout, Problem};
+use super::tile::{GemmVariant, Tile};
+use super::{Layout, Problem, reference};
+use crate::Result;
 use crate::dtype::DType;
-use crate::gpu::{L2Promotion, OobFill, Swizzle, TensorMapSpec};
-use crate::mechanism::{Control, Ctl};
+use crate::gpu::{DevBuf, Gpu, L2Promotion, OobFill, Swizzle, TensorMapSpec, encode_tensor_map};
+use crate::pipeline::{Control, Ctl, Mechanism};
 use bytemuck::{Pod, Zeroable};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
@@ -108,13 +110,14 @@ pub fn tensor_maps(
 }
 
 /// A and B as the GPU receives them (little-endian bytes of the precision) and as f32 values of
-/// exactly those rounded numbers, for the host reference.
+/// exactly those rounded numbers, for the host reference, and the elements of C it checks.
 pub struct Inputs {
     pub problem: Problem,
     pub a: Vec<u8>,
     pub b: Vec<u8>,
     pub a_vals: Vec<f32>,
     pub b_vals: Vec<f32>,
+    pub elements: Vec<(usize, usize)>,
 }
 
 /// `n` standard normal values rounded to `dtype`, in parallel chunks each seeded from `seed`.
@@ -151,7 +154,50 @@ impl Inputs {
             b,
             a_vals,
             b_vals,
+            elements: reference::checked_elements(&problem, seed),
         }
+    }
+}
+
+/// A problem's matrices on the device, and a zero source for the copies past an edge.
+pub struct Buffers {
+    pub problem: Problem,
+    pub a: DevBuf,
+    pub b: DevBuf,
+    pub c: DevBuf,
+    zeros: DevBuf,
+}
+
+impl Buffers {
+    pub fn upload(gpu: &Gpu, x: &Inputs) -> Result<Buffers> {
+        let p = x.problem;
+        let mut zeros = gpu.alloc(256, "the zero source")?;
+        gpu.fill(&mut zeros, 0)?;
+        Ok(Buffers {
+            problem: p,
+            a: gpu.upload(&x.a, "A")?,
+            b: gpu.upload(&x.b, "B")?,
+            c: gpu.alloc(p.m * p.n * p.dtype.size(), "C")?,
+            zeros,
+        })
+    }
+
+    /// The launch's parameters; TMA variants get their tensor maps encoded here.
+    pub fn params(&self, gpu: &Gpu, v: &GemmVariant, ctl: Ctl) -> Result<GemmParams> {
+        let ptrs = (
+            gpu.ptr(&self.a),
+            gpu.ptr(&self.b),
+            gpu.ptr(&self.c),
+            gpu.ptr(&self.zeros),
+        );
+        let tile = &v.shape.tile;
+        let mut params = GemmParams::new(&self.problem, tile, ptrs, ctl);
+        if v.mechanism == Mechanism::Tma {
+            let (a, b) = tensor_maps(&self.problem, tile, (ptrs.0, ptrs.1), v.control);
+            params.map_a = encode_tensor_map(&a)?;
+            params.map_b = encode_tensor_map(&b)?;
+        }
+        Ok(params)
     }
 }
 

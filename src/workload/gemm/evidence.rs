@@ -1,7 +1,7 @@
 //! What a GEMM build's SASS must show of its math: the MMAs its tile claims.
 
 use crate::dtype::DType;
-use crate::sass::{Attestation, Census};
+use crate::evidence::sass::{Attestation, Census};
 
 /// The math the SASS must show: warpgroup MMAs (HGMMA) on Hopper tiles, tensor-core MMAs fed by
 /// ldmatrix for f16/bf16, FFMA for f32.

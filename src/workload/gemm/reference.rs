@@ -6,51 +6,15 @@
 use super::Problem;
 use super::data::Inputs;
 use crate::dtype::DType;
+use crate::verdict::Verdict;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
 /// Problems up to this many multiply-adds are checked on every element against the host.
 const FULL_CHECK_MACS: u64 = 1 << 27;
 /// Rows and columns of the sampled grid (edges included) for larger problems.
 const SAMPLED: usize = 64;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Verdict {
-    /// What the output was compared with.
-    pub against: String,
-    pub checked: usize,
-    /// Elements outside their bound, NaN, or never written.
-    pub failures: usize,
-    /// The largest |error| / bound seen (below 1 passes).
-    pub max_ratio: f64,
-    /// The first failing element: "C[i][j] = got, expected want (bound b)".
-    pub worst: Option<String>,
-}
-
-impl Verdict {
-    pub fn passed(&self) -> bool {
-        self.failures == 0 && self.checked > 0
-    }
-
-    pub fn summary(&self) -> String {
-        if self.passed() {
-            format!(
-                "{}: {} elements within bounds (worst at {:.2} of its bound)",
-                self.against, self.checked, self.max_ratio
-            )
-        } else {
-            format!(
-                "{}: {} of {} elements wrong; {}",
-                self.against,
-                self.failures,
-                self.checked,
-                self.worst.as_deref().unwrap_or("")
-            )
-        }
-    }
-}
 
 /// Half an ulp of the output's precision, relative: C's rounding.
 fn out_rel(dtype: DType) -> f64 {
@@ -110,40 +74,34 @@ pub fn reference(x: &Inputs, i: usize, j: usize) -> (f64, f64) {
 }
 
 fn tally(against: &str, items: Vec<(usize, usize, f64, f64, f64)>) -> Verdict {
-    let mut v = Verdict {
-        against: against.into(),
-        checked: items.len(),
-        failures: 0,
-        max_ratio: 0.0,
-        worst: None,
-    };
-    for (i, j, got, want, bound) in items {
+    let (mut failures, mut max_ratio, mut worst) = (0, 0.0f64, None);
+    for (i, j, got, want, bound) in &items {
         let ratio = if got.is_nan() {
             f64::INFINITY
         } else {
             (got - want).abs() / bound
         };
         if ratio.is_finite() {
-            v.max_ratio = v.max_ratio.max(ratio);
+            max_ratio = max_ratio.max(ratio);
         }
         // NaN compares false: a NaN error or bound fails too
-        let within = ratio < 1.0;
-        if !within {
-            v.failures += 1;
-            if v.worst.is_none() {
-                v.worst = Some(format!(
+        if ratio.is_nan() || ratio >= 1.0 {
+            failures += 1;
+            if worst.is_none() {
+                worst = Some(format!(
                     "C[{i}][{j}] = {got}, expected {want} (bound {bound:.3e})"
                 ));
             }
         }
     }
-    v
+    Verdict::bounded(against, items.len(), failures, max_ratio, worst)
 }
 
 /// `out` (C as the GPU wrote it) against the f64 reference on `elements`.
-pub fn against_reference(out: &[u8], x: &Inputs, elements: &[(usize, usize)]) -> Verdict {
+pub fn against_reference(out: &[u8], x: &Inputs) -> Verdict {
     let p = x.problem;
-    let items = elements
+    let items = x
+        .elements
         .par_iter()
         .map(|&(i, j)| {
             let (want, rss) = reference(x, i, j);
@@ -190,7 +148,7 @@ pub fn against_baseline(out: &[u8], baseline: &[u8], p: &Problem) -> Verdict {
         })
         .collect();
     let mut v = tally("sync, bit for bit", items);
-    v.max_ratio = 0.0;
+    v.max_ratio = Some(0.0);
     v
 }
 
@@ -227,10 +185,10 @@ mod tests {
                 let c = host_c(&x);
                 let all = checked_elements(&x.problem, 1);
                 assert_eq!(all.len(), 40 * 24);
-                let v = against_reference(&c, &x, &all);
-                assert!(v.passed(), "{dt} {layout:?}: {}", v.summary());
-                assert!(against_cublas(&c, &c, &x.problem).passed());
-                assert!(against_baseline(&c, &c, &x.problem).passed());
+                let v = against_reference(&c, &x);
+                assert!(v.passed, "{dt} {layout:?}: {}", v.summary());
+                assert!(against_cublas(&c, &c, &x.problem).passed);
+                assert!(against_baseline(&c, &c, &x.problem).passed);
             }
         }
     }
@@ -242,16 +200,15 @@ mod tests {
         for dt in DType::ALL {
             let x = inputs(dt, Layout::Kn);
             let p = x.problem;
-            let all = checked_elements(&p, 1);
             let mut stale = x.a_vals.clone();
             stale[5 * p.k + 32..5 * p.k + 48].fill(0.0);
             let c_stale = host_c(&Inputs {
                 a_vals: stale,
                 ..Inputs::new(p, 3)
             });
-            let v = against_reference(&c_stale, &x, &all);
+            let v = against_reference(&c_stale, &x);
             assert!(
-                !v.passed() && v.worst.as_deref().unwrap().contains("C[5]"),
+                !v.passed && v.failure.as_deref().unwrap().contains("C[5]"),
                 "{dt}: {}",
                 v.summary()
             );
@@ -263,18 +220,24 @@ mod tests {
                 },
                 3,
             );
-            let v = against_reference(&host_c(&swapped), &x, &all);
-            assert!(v.failures > p.m * p.n / 2, "{dt}");
+            let v = against_reference(&host_c(&swapped), &x);
+            assert!(v.beyond_tolerance > p.m * p.n / 2, "{dt}");
 
             let mut unwritten = host_c(&x);
             let es = dt.size();
             unwritten[7 * es..8 * es].fill(DType::POISON_BYTE);
-            assert_eq!(against_reference(&unwritten, &x, &all).failures, 1);
-            assert_eq!(against_cublas(&unwritten, &host_c(&x), &p).failures, 1);
+            assert_eq!(against_reference(&unwritten, &x).beyond_tolerance, 1);
+            assert_eq!(
+                against_cublas(&unwritten, &host_c(&x), &p).beyond_tolerance,
+                1
+            );
 
             let mut flipped = host_c(&x);
             flipped[0] ^= 1;
-            assert_eq!(against_baseline(&flipped, &host_c(&x), &p).failures, 1);
+            assert_eq!(
+                against_baseline(&flipped, &host_c(&x), &p).beyond_tolerance,
+                1
+            );
         }
     }
 

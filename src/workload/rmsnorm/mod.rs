@@ -1,9 +1,8 @@
 //! RMSNorm + GELU over row tiles: Y = gelu(X * rsqrt(mean(X^2) + eps) * gamma), gelu in its tanh
 //! form; its compute body is kernels/rmsnorm.cu.
 
-use super::rows::uniform_vector;
-use super::{HostData, View};
-use super::{KernelSource, Traffic, Workload};
+use super::KernelSource;
+use super::rows::{HostData, RowBody, View, uniform_vector};
 use crate::dtype::{DType, Tolerance};
 
 /// The epsilon the kernel is built with (EPS in kernels/rmsnorm.cu).
@@ -11,7 +10,7 @@ pub const EPS: f64 = 1e-6;
 
 pub struct RmsNorm;
 
-impl Workload for RmsNorm {
+impl RowBody for RmsNorm {
     fn name(&self) -> &'static str {
         "rmsnorm"
     }
@@ -25,6 +24,7 @@ impl Workload for RmsNorm {
             file: "rmsnorm.cu",
             text: include_str!("../../../kernels/rmsnorm.cu"),
             entry: "tilepipe_rmsnorm",
+            headers: &[],
         }
     }
 
@@ -35,6 +35,10 @@ impl Workload for RmsNorm {
     /// gamma, uniform in [0.5, 1.5).
     fn aux(&self, view: &View, dtype: DType, seed: u64) -> Vec<u8> {
         uniform_vector(view.hidden, 0.5..1.5, dtype, seed)
+    }
+
+    fn torch(&self) -> &'static str {
+        include_str!("torch.py")
     }
 
     fn reference_row(&self, data: &HostData, row: usize, out: &mut [f64]) {
@@ -55,14 +59,10 @@ impl Workload for RmsNorm {
         dtype.tolerance()
     }
 
-    /// X read once and Y written once. Per element, as kernels/rmsnorm.cu spells it (a multiply-add
-    /// counts 2): the square-accumulate (2), the normalisation and gamma multiplies (2), and gelu's
+    /// As kernels/rmsnorm.cu spells it (a multiply-add counts 2): the square-accumulate (2), the normalisation and gamma multiplies (2), and gelu's
     /// v*v, multiply-add, multiply, 2^x, add, reciprocal and multiply (8): 12.
-    fn traffic(&self, view: &View, dtype: DType) -> Traffic {
-        Traffic {
-            bytes: view.bytes_moved(dtype),
-            flops: 12 * view.elements() as u64,
-        }
+    fn flops_per_element(&self) -> u64 {
+        12
     }
 }
 
@@ -89,7 +89,8 @@ mod tests {
     fn reference_row_by_hand() {
         // one row [3, 4] (f32), gamma [1, 0.5]: mean(x^2) = 12.5, inv = 1/sqrt(12.5 + 1e-6)
         let view = View::new(1, 4, None, 0, None, DType::F32).unwrap();
-        let mut d = HostData::generate(&RmsNorm, view, DType::F32, 1);
+        let p = crate::workload::rows::RowProblem::new(view, DType::F32, Some(1));
+        let mut d = HostData::generate(&RmsNorm, &p, 1);
         d.x.clear();
         for v in [3.0f32, 4.0, 0.0, 0.0] {
             DType::F32.push(v, &mut d.x);

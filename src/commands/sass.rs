@@ -1,0 +1,117 @@
+//! What `tilepipe sass VARIANT` shows, for any workload: one variant (or control) built for an
+//! architecture (the GPU's, or one named, without a GPU), its claim, the disassembler's census of
+//! the movement classes, the attestation, the workload's math, the completion protocol and the
+//! mbarrier initialisation check, beside the annotated listing.
+
+use crate::Result;
+use crate::arch::Arch;
+use crate::engine::build;
+use crate::evidence::sass::{self, SassEvidence, attest, parse, protocol};
+use crate::gpu::cache::Cache;
+use crate::pipeline::Instrument;
+use crate::toolchain::Toolchain;
+use crate::workload::{Problem, Workload};
+
+pub struct Inspection {
+    pub header: String,
+    pub evidence: SassEvidence,
+    /// The cubin cache's warnings, for the caller to show.
+    pub warnings: Vec<String>,
+}
+
+/// Builds the variant or control named `name` for `p` on `arch` and examines its SASS.
+pub fn inspect<W: Workload>(
+    w: &W,
+    name: &str,
+    p: &W::Problem,
+    arch: Arch,
+    cache: &Cache,
+) -> Result<Inspection> {
+    let variant = crate::commands::probe::named(w, p.dtype(), name)?;
+    let refuse = |why: String| {
+        Err(crate::Error::InvalidArgument(format!(
+            "{}: {why}",
+            variant.name
+        )))
+    };
+    let min = variant.mechanism.min_sm();
+    if arch.sm() < min {
+        return refuse(format!(
+            "{} needs sm_{min} or newer; this build is for {arch} (allowed: --arch sm_{min} and newer)",
+            variant.mechanism.name()
+        ));
+    }
+    if w.build(&variant, p, Instrument::CLEAN).arch_specific && arch.sm() != 90 {
+        return refuse(format!(
+            "it uses sm_90a's own instructions (wgmma, setmaxnreg); this build is for {arch} (allowed: --arch sm_90)"
+        ));
+    }
+    let tc = Toolchain::discover();
+    let nvrtc = crate::gpu::nvrtc::version().map(|(a, b)| format!("{a}.{b}"))?;
+    let built = build::build(
+        w,
+        &variant,
+        p,
+        Instrument::CLEAN,
+        (arch, &tc),
+        &nvrtc,
+        cache,
+    )?;
+    let entry = w.kernel().entry;
+    let evidence = sass::examine(&built.cubin, &tc, entry, variant.claim())?;
+    let mut header = format!(
+        "{} {} ({} on {}, tile {}) for {arch}, NVRTC {nvrtc}{}\nclaim: {}\nattestation: {}\ncompletion: {}\n",
+        w.name(),
+        variant.name,
+        variant.mechanism.name(),
+        p.label(),
+        w.tile_label(&variant, p),
+        if built.cache_hit {
+            ", cubin from cache"
+        } else {
+            ""
+        },
+        attest::describe(variant.claim()),
+        evidence.attestation.label(),
+        w.completion(&variant, p),
+    );
+    if let Some(m) = w.math(&variant, p, evidence.census.as_ref(), &built.log) {
+        header.push_str(&format!("math: {}\n", m.label()));
+    }
+    if let Some(v) = parse::parse(&evidence.listing)
+        .iter()
+        .find(|f| f.name == entry)
+        .and_then(protocol::init_published)
+    {
+        header.push_str(&format!(
+            "protocol: {}\n",
+            v.unwrap_or_else(|e| format!("HAZARD: {e}"))
+        ));
+    }
+    if let Some(c) = &evidence.census {
+        header.push_str(&format!(
+            "disassembler: {}\ncensus: {} instructions; {}\n",
+            evidence.tool.as_deref().unwrap_or("-"),
+            c.total,
+            c.movement()
+                .iter()
+                .map(|(k, n)| format!("{k} {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for b in [
+            "LDGSTS", "UBLKCP", "UTMALDG", "LDG", "STS", "SYNCS", "DEPBAR", "LDL", "STL", "HGMMA",
+            "HMMA",
+        ] {
+            let f = c.forms(b);
+            if !f.is_empty() {
+                header.push_str(&format!("  {b}: {}\n", f.join(", ")));
+            }
+        }
+    }
+    Ok(Inspection {
+        header,
+        evidence,
+        warnings: built.cache_warnings,
+    })
+}

@@ -1,0 +1,273 @@
+//! The plain records a timing produces (samples, summaries, clocks, the copy ceiling, the
+//! repeat) and the notes a run draws from them.
+
+use crate::clocks::ClockTrace;
+pub use crate::verdict::statistics::Summary;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Device time per launch (CUDA events, ms) and, labelled apart, how long the host spent
+/// submitting each launch (us). The two are never mixed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Timing {
+    pub device_ms: Vec<f64>,
+    pub device: Summary,
+    pub host_submit_us: Vec<f64>,
+    pub host_submit: Summary,
+    pub warmup: usize,
+    /// Buffer sets rotated through so that every sample reads from device memory.
+    pub buffer_sets: usize,
+    /// Samples whose launch the device was already waiting for when the host submitted it: they
+    /// include host time. Zero in a sound timing.
+    #[serde(default)]
+    pub host_bound_samples: usize,
+    /// NVML readings after the warm-up and after every batch (absent without NVML).
+    #[serde(default)]
+    pub clocks: Option<ClockTrace>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct TimingOptions {
+    pub warmup: usize,
+    pub min_repeats: usize,
+    pub max_repeats: usize,
+    /// Stop once the relative standard deviation of device times falls under this.
+    pub target_rel_stdev: f64,
+    /// Stop adding repeats (past min_repeats) after this long.
+    pub budget: Duration,
+}
+
+/// The most timed launches per variant: the timing loop stops there whatever else it is asked.
+pub const MAX_REPEATS: usize = 200;
+
+impl Default for TimingOptions {
+    fn default() -> Self {
+        TimingOptions {
+            warmup: 5,
+            min_repeats: 20,
+            max_repeats: MAX_REPEATS,
+            target_rel_stdev: 0.01,
+            budget: Duration::from_secs(3),
+        }
+    }
+}
+
+/// For a small problem, the fastest timed kernel against the copy of the problem's own size: the
+/// line a reader needs where the large-copy ceiling's percentage understates a kernel.
+pub fn sized_copy_note<'a>(
+    copy: &SizedCopy,
+    timings: impl IntoIterator<Item = (&'a str, &'a Timing)>,
+) -> Option<String> {
+    let (name, t) = timings
+        .into_iter()
+        .min_by(|a, b| a.1.device.median.total_cmp(&b.1.device.median))?;
+    Some(format!(
+        "at the problem's size: the fastest, {name}, takes {:.1} us, {:.2}x the {:.1} us of {DRIVER_COPY_NAME} moving the same bytes alone",
+        t.device.median * 1e3,
+        t.device.median / copy.time.median,
+        copy.time.median * 1e3
+    ))
+}
+
+/// Launches timed back to back between one event and the next sync.
+pub const BATCH: usize = 10;
+
+/// A note naming the timings some of whose samples include host time
+/// (`Timing::host_bound_samples`); None when the device never waited for the host.
+pub fn host_bound_note<'a>(
+    timings: impl IntoIterator<Item = (&'a str, &'a Timing)>,
+) -> Option<String> {
+    let bound: Vec<String> = timings
+        .into_iter()
+        .filter(|(_, t)| t.host_bound_samples > 0)
+        .map(|(name, t)| {
+            format!(
+                "{name} ({} of {} samples)",
+                t.host_bound_samples,
+                t.device_ms.len()
+            )
+        })
+        .collect();
+    (!bound.is_empty()).then(|| {
+        format!(
+            "host-bound timing: the device was idle, waiting for the host to submit the next launch, in {}; those samples include host time",
+            bound.join(", ")
+        )
+    })
+}
+
+/// One variant timed twice in a run, apart: the reported spread should cover the difference.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Repeat {
+    pub variant: String,
+    pub first: Summary,
+    pub second: Summary,
+    pub agrees: bool,
+}
+
+impl Repeat {
+    pub fn new(variant: &str, first: Summary, second: Summary) -> Repeat {
+        Repeat {
+            variant: variant.into(),
+            agrees: first.indistinguishable(&second),
+            first,
+            second,
+        }
+    }
+
+    /// The run's note on it; `after` says what ran in between ("every other variant").
+    pub fn note(&self, after: &str) -> String {
+        format!(
+            "repeatability: {} measured again after {after}: median {:.1} us (first {:.1} us, range {:.1}..{:.1}); {}",
+            self.variant,
+            self.second.median * 1e3,
+            self.first.median * 1e3,
+            self.first.min * 1e3,
+            self.first.max * 1e3,
+            if self.agrees {
+                "within the reported spread"
+            } else {
+                "OUTSIDE the reported spread: treat differences of this size as noise"
+            }
+        )
+    }
+}
+
+pub const DRIVER_COPY_NAME: &str = "cuMemcpyDtoD";
+pub const PLAIN_COPY_NAME: &str = "tilepipe_plain_copy";
+
+fn driver_copy() -> String {
+    DRIVER_COPY_NAME.into()
+}
+
+/// The device-to-device copy ceiling measured in this run: the faster of the driver's copy and a
+/// plain copy kernel of our own, named in `kernel`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Ceiling {
+    pub bytes_copied: u64,
+    /// The driver's copy (cuMemcpyDtoD).
+    pub samples_ms: Vec<f64>,
+    pub time: Summary,
+    /// (bytes read + bytes written) / median time of the faster copy.
+    pub gbps: f64,
+    /// Which copy set the ceiling.
+    #[serde(default = "driver_copy")]
+    pub kernel: String,
+    /// The plain copy kernel of our own, on the same buffers.
+    #[serde(default)]
+    pub own_kernel: Option<OwnCopy>,
+    /// cuMemcpyDtoD at the problem's own size, timed like the variants (small problems only).
+    #[serde(default)]
+    pub at_problem_size: Option<SizedCopy>,
+}
+
+/// A copy of one problem's size, rotated past the L2 and timed by the variants' rule: how fast
+/// movement alone goes when launch and ramp-up are a visible part of the time.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SizedCopy {
+    pub bytes_copied: u64,
+    pub buffer_sets: usize,
+    pub time: Summary,
+    /// (bytes read + bytes written) / median time.
+    pub gbps: f64,
+}
+
+impl Ceiling {
+    /// The ceiling in one line: which copy set it, and both copies' figures.
+    pub fn describe(&self) -> String {
+        let own = self.own_kernel.as_ref().map_or(String::new(), |o| {
+            format!(
+                ", {PLAIN_COPY_NAME} ({} x {} threads) {:.0} GB/s",
+                o.grid, o.threads, o.gbps
+            )
+        });
+        let driver = 2.0 * self.bytes_copied as f64 / (self.time.median * 1e-3) / 1e9;
+        let sized = self.at_problem_size.as_ref().map_or(String::new(), |s| {
+            format!(
+                "; at the problem's size ({:.1} MiB, {} rotated sets) {DRIVER_COPY_NAME} takes {:.1} us ({:.0} GB/s)",
+                s.bytes_copied as f64 / (1 << 20) as f64,
+                s.buffer_sets,
+                s.time.median * 1e3,
+                s.gbps
+            )
+        });
+        format!(
+            "copy ceiling {:.0} GB/s by {} ({} MiB read + written, medians of {}: {DRIVER_COPY_NAME} {driver:.0} GB/s{own}){sized}",
+            self.gbps,
+            self.kernel,
+            self.bytes_copied >> 20,
+            self.samples_ms.len()
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OwnCopy {
+    pub grid: u32,
+    pub threads: u32,
+    pub samples_ms: Vec<f64>,
+    pub time: Summary,
+    pub gbps: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_repeat_agrees_only_within_the_spread() {
+        let first = Summary::of(&[1.00, 1.02, 1.04]).unwrap();
+        let near = Repeat::new("k", first, Summary::of(&[1.05, 1.06, 1.07]).unwrap());
+        assert!(near.agrees, "medians 0.04 apart, spread 0.04");
+        assert!(near.note("x").ends_with("within the reported spread"));
+        let far = Repeat::new("k", first, Summary::of(&[1.10, 1.11, 1.12]).unwrap());
+        assert!(!far.agrees, "medians 0.09 apart, spreads 0.04 and 0.02");
+        let n = far.note("every variant");
+        assert!(n.contains("k measured again after every variant: median 1110.0 us (first 1020.0 us, range 1000.0..1040.0)"), "{n}");
+        assert!(n.contains("OUTSIDE the reported spread"), "{n}");
+    }
+
+    fn timing(samples: usize, host_bound_samples: usize) -> Timing {
+        let ms = vec![1.0; samples];
+        Timing {
+            device: Summary::of(&ms).unwrap(),
+            host_submit: Summary::of(&ms).unwrap(),
+            device_ms: ms.clone(),
+            host_submit_us: ms,
+            warmup: 5,
+            buffer_sets: 1,
+            host_bound_samples,
+            clocks: None,
+        }
+    }
+
+    #[test]
+    fn host_bound_note_names_only_host_bound_timings() {
+        let (sound, bound) = (timing(40, 0), timing(40, 3));
+        assert_eq!(host_bound_note([("sync", &sound)]), None);
+        let note = host_bound_note([("sync", &sound), ("torch.compile", &bound)]).unwrap();
+        assert!(note.contains("torch.compile (3 of 40 samples)"), "{note}");
+        assert!(!note.contains("sync"), "{note}");
+    }
+
+    #[test]
+    fn the_sized_copy_note_names_the_fastest_against_the_copy() {
+        let copy = SizedCopy {
+            bytes_copied: 1 << 24,
+            buffer_sets: 5,
+            time: Summary::of(&[0.0187]).unwrap(),
+            gbps: 1800.0,
+        };
+        let (mut slow, mut fast) = (timing(20, 0), timing(20, 0));
+        slow.device = Summary::of(&[0.0209]).unwrap();
+        fast.device = Summary::of(&[0.0188]).unwrap();
+        let note = sized_copy_note(&copy, [("sync", &slow), ("cpasync-cg16-s2", &fast)]).unwrap();
+        assert!(
+            note.contains(
+                "the fastest, cpasync-cg16-s2, takes 18.8 us, 1.01x the 18.7 us of cuMemcpyDtoD"
+            ),
+            "{note}"
+        );
+        assert_eq!(sized_copy_note(&copy, []), None);
+    }
+}

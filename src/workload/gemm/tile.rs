@@ -1,0 +1,127 @@
+//! A GEMM variant's shape: the block tile it moves slices for and the computation over it.
+
+use super::Layout;
+use crate::dtype::DType;
+use crate::pipeline::{Pipe, Variant};
+use serde::{Deserialize, Serialize};
+
+/// A block tile: BM x BN outputs, BK-wide K slices, WARPS_M x WARPS_N warps, and the blocks per SM
+/// the register budget must allow (`__launch_bounds__`); `wgmma`: computed by warpgroups on
+/// Hopper's wgmma (sm_90a), the warps grouped in fours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Tile {
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+    pub warps_m: u32,
+    pub warps_n: u32,
+    pub min_blocks: u32,
+    #[serde(default)]
+    pub wgmma: bool,
+}
+
+impl Tile {
+    /// The same-tile comparison: f32 128 x 128 x 16 (8 warps of 32 x 64, FFMA on 8 x 8 per
+    /// thread), f16/bf16 128 x 128 x 32 (4 warps of 64 x 64 on mma.sync).
+    pub fn family(dtype: DType) -> Tile {
+        match dtype {
+            DType::F32 => Tile::new(128, 128, 16, 4, 2, 1),
+            _ => Tile::new(128, 128, 32, 2, 2, 1),
+        }
+    }
+
+    /// The tuned tiles: f32 with two blocks per SM, or 32-wide slices (half the barriers per
+    /// flop); f16/bf16 with 8 warps of 64 x 32 (two blocks per SM), or 8 warps of 64 x 64 on 128 x 256
+    /// (64-wide slices). (Budgeting the family's tile for three blocks per SM spilled and ran at
+    /// half its speed on the H200.)
+    pub fn tuned(dtype: DType) -> Vec<Tile> {
+        match dtype {
+            DType::F32 => vec![
+                Tile::new(128, 128, 16, 4, 2, 2),
+                Tile::new(128, 128, 32, 4, 2, 1),
+            ],
+            _ => vec![
+                Tile::new(128, 128, 32, 2, 4, 2),
+                Tile::new(128, 256, 64, 2, 4, 1),
+            ],
+        }
+    }
+
+    pub(super) const fn new(
+        bm: u32,
+        bn: u32,
+        bk: u32,
+        warps_m: u32,
+        warps_n: u32,
+        min_blocks: u32,
+    ) -> Tile {
+        Tile {
+            bm,
+            bn,
+            bk,
+            warps_m,
+            warps_n,
+            min_blocks,
+            wgmma: false,
+        }
+    }
+
+    pub fn threads(&self) -> u32 {
+        32 * self.warps_m * self.warps_n
+    }
+
+    /// Bytes of one slot as kernels/gemm.cu lays it out: A's slice then B's, f32 K-major rows
+    /// padded by 16 bytes, rounded up to 128.
+    pub fn slot_bytes(&self, dtype: DType, layout: Layout) -> u32 {
+        let es = dtype.size() as u32;
+        let pad = if dtype == DType::F32 { 16 } else { 0 };
+        let a = self.bm * (self.bk * es + pad);
+        let b = match layout {
+            Layout::Nk => self.bn * (self.bk * es + pad),
+            Layout::Kn => self.bk * self.bn * es,
+        };
+        (a + b).div_ceil(128) * 128
+    }
+
+    /// "BMxBNxBK-Ww" (W warps), with "-2b" where the registers are budgeted for two blocks per SM.
+    pub fn label(&self) -> String {
+        let blocks = if self.min_blocks > 1 {
+            format!("-{}b", self.min_blocks)
+        } else {
+            String::new()
+        };
+        let warps = self.warps_m * self.warps_n;
+        format!("{}x{}x{}-{warps}w{blocks}", self.bm, self.bn, self.bk)
+    }
+}
+
+/// A GEMM variant's shape: the block tile it moves slices for, and whether a block per SM walks
+/// many tiles (persistent) or each block computes one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GemmShape {
+    pub tile: Tile,
+    #[serde(default)]
+    pub persistent: bool,
+}
+
+pub type GemmVariant = Variant<GemmShape>;
+
+/// `pipe` on `tile`, named for the tile where it is one of the tuned tiles.
+pub fn on_tile(pipe: Pipe, tile: Tile, tuned: bool) -> GemmVariant {
+    let name = match tuned {
+        true => format!("{}-{}", pipe.name, tile.label()),
+        false => pipe.name.clone(),
+    };
+    Variant {
+        name,
+        ..pipe.shaped(GemmShape {
+            tile,
+            persistent: false,
+        })
+    }
+}
+
+/// Whether `v`'s name carries its tile (a tuned tile's variant).
+pub(super) fn tuned(v: &GemmVariant) -> bool {
+    v.name.ends_with(&format!("-{}", v.shape.tile.label()))
+}
