@@ -98,10 +98,7 @@ pub fn relate(a: &Access, b: &Access) -> Relation {
         return Relation::Unknown("the addresses are too involved".into());
     };
     if let Some(&(s, _)) = base.terms().iter().find(|(s, _)| s.uniform()) {
-        return Relation::Unknown(format!(
-            "they differ by {}, not known here",
-            describe(s)
-        ));
+        return Relation::Unknown(format!("they differ by {}, not known here", describe(s)));
     }
     // d = x - y, over both sides' unknowns
     let (mut lo, mut hi, mut g, mut exact) = (x.k - y.k, x.k - y.k, 0i64, true);
@@ -211,7 +208,10 @@ mod tests {
             .unwrap()
             .plus(0x400);
         Access {
-            addr: Lin::sym(tid()).scale(c).and_then(|l| l.add(&base)).map(|l| l.plus(k)),
+            addr: Lin::sym(tid())
+                .scale(c)
+                .and_then(|l| l.add(&base))
+                .map(|l| l.plus(k)),
             bytes,
             ranges: vec![(tid(), Some(threads), true)],
         }
@@ -222,18 +222,29 @@ mod tests {
         let all = (0, 1023);
         let tile = access(16, 0, 16, all);
         // another thread's element of the same tile
-        assert_eq!(relate(&tile, &access(-16, 0xff0, 16, all)), Relation::Overlap);
+        assert_eq!(
+            relate(&tile, &access(-16, 0xff0, 16, all)),
+            Relation::Overlap
+        );
         // a table past the tile's 16 KiB
-        assert_eq!(relate(&tile, &access(4, 0x4000, 4, all)), Relation::Disjoint);
+        assert_eq!(
+            relate(&tile, &access(4, 0x4000, 4, all)),
+            Relation::Disjoint
+        );
         // the odd words of a tile written in even ones: the strides never meet
-        assert_eq!(relate(&access(8, 0, 4, all), &access(8, 4, 4, all)), Relation::Disjoint);
+        assert_eq!(
+            relate(&access(8, 0, 4, all), &access(8, 4, 4, all)),
+            Relation::Disjoint
+        );
         // a read by threads the path limits to the first 64 of the tile's 256 elements
         assert_eq!(
             relate(&access(16, 0x1000, 16, all), &access(16, 0, 16, (0, 63))),
             Relation::Disjoint
         );
         let param = Access {
-            addr: access(0, 0, 4, all).addr.and_then(|b| b.add(&Lin::sym(Sym::param(0, 0x170)))),
+            addr: access(0, 0, 4, all)
+                .addr
+                .and_then(|b| b.add(&Lin::sym(Sym::param(0, 0x170)))),
             bytes: 4,
             ranges: vec![],
         };
@@ -243,11 +254,16 @@ mod tests {
         }
         // a value only bounded can tell accesses apart, never make them meet
         let bounded = |lo, hi| Access {
-            addr: access(0, 0, 4, all).addr.and_then(|b| b.add(&Lin::sym(Sym::def(7, 0)))),
+            addr: access(0, 0, 4, all)
+                .addr
+                .and_then(|b| b.add(&Lin::sym(Sym::def(7, 0)))),
             bytes: 4,
             ranges: vec![(Sym::def(7, 0), Some((lo, hi)), false)],
         };
         assert_eq!(relate(&bounded(0x8000, 0x9000), &tile), Relation::Disjoint);
-        assert!(matches!(relate(&bounded(0, 0x100), &tile), Relation::Unknown(_)));
+        assert!(matches!(
+            relate(&bounded(0, 0x100), &tile),
+            Relation::Unknown(_)
+        ));
     }
 }

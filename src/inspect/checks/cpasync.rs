@@ -41,7 +41,12 @@ pub struct Groups {
 
 impl Groups {
     fn key(&self) -> (u8, bool, Option<Idle>, bool) {
-        (self.committed, self.waited, self.idle, self.pending.is_empty())
+        (
+            self.committed,
+            self.waited,
+            self.idle,
+            self.pending.is_empty(),
+        )
     }
 }
 
