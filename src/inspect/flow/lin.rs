@@ -121,25 +121,44 @@ impl Lin {
         self.terms().iter().any(|&(s, _)| f(s))
     }
 
-    /// `self + c * other`; None when the result has too many terms.
+    /// `self + c * other`; None when the result has too many terms. Both term lists are sorted,
+    /// so they merge on the stack: this runs at every join of every register.
     pub fn add_scaled(&self, other: &Lin, c: i64) -> Option<Lin> {
-        let mut out: Vec<(Sym, i64)> = self.terms().to_vec();
-        for &(s, v) in other.terms() {
-            let v = v.checked_mul(c)?;
-            match out.binary_search_by_key(&s, |x| x.0) {
-                Ok(i) => out[i].1 = out[i].1.checked_add(v)?,
-                Err(i) => out.insert(i, (s, v)),
+        let (x, y) = (self.terms(), other.terms());
+        let mut out = [(Sym(0), 0i64); 2 * TERMS];
+        let (mut i, mut j, mut n) = (0, 0, 0);
+        while i < x.len() || j < y.len() {
+            let (s, v) = match (x.get(i), y.get(j)) {
+                (Some(a), Some(b)) if a.0 == b.0 => {
+                    i += 1;
+                    j += 1;
+                    (a.0, a.1.checked_add(b.1.checked_mul(c)?)?)
+                }
+                (Some(a), Some(b)) if a.0 < b.0 => {
+                    i += 1;
+                    *a
+                }
+                (Some(a), None) => {
+                    i += 1;
+                    *a
+                }
+                (_, Some(b)) => {
+                    j += 1;
+                    (b.0, b.1.checked_mul(c)?)
+                }
+                (None, None) => unreachable!("the loop runs while a list has terms"),
+            };
+            if wrap(v) != 0 {
+                out[n] = (s, wrap(v));
+                n += 1;
             }
         }
-        out.retain(|x| wrap(x.1) != 0);
-        if out.len() > TERMS {
+        if n > TERMS {
             return None;
         }
         let mut l = Lin::konst(self.k.wrapping_add(other.k.wrapping_mul(c)));
-        l.n = out.len() as u8;
-        for (i, x) in out.into_iter().enumerate() {
-            l.t[i] = (x.0, wrap(x.1));
-        }
+        l.n = n as u8;
+        l.t[..n].copy_from_slice(&out[..n]);
         Some(l)
     }
     pub fn add(&self, o: &Lin) -> Option<Lin> {

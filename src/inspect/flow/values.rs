@@ -7,7 +7,7 @@
 use super::decode::{self, Guard, Op, Operand, Pred, REGS, Reg};
 use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
 use super::semantics::PredOut;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 const CHUNK: usize = 32;
@@ -392,7 +392,9 @@ impl Values {
     pub fn join(&mut self, other: &Values, block: u32) -> bool {
         let mut changed = false;
         let ours = |s: Sym| s.phi_of(block);
-        let mut anchors: Vec<(Reg, Lin, Lin)> = Vec::new();
+        // registers whose two values differ alike (a - b) are named from the first of them, so
+        // a pointer and its offsets stay related; keyed by a - b, since only those can match
+        let mut anchors: HashMap<Val, Vec<(Reg, Lin, Lin)>> = HashMap::new();
         for r in 0..REGS as Reg {
             if decode::is_zero(r) {
                 continue;
@@ -403,7 +405,8 @@ impl Values {
             }
             let new = match (a, b) {
                 (Some(a), Some(b)) => {
-                    let anchored = anchors.iter().find_map(|(ar, aa, ab)| {
+                    let alike = anchors.entry(a.sub(&b)).or_default();
+                    let anchored = alike.iter().find_map(|(ar, aa, ab)| {
                         let da = a.sub(aa)?;
                         let db = b.sub(ab)?;
                         (da == db && !da.mentions(ours))
@@ -411,7 +414,7 @@ impl Values {
                             .flatten()
                     });
                     anchored.or_else(|| {
-                        anchors.push((r, a, b));
+                        alike.push((r, a, b));
                         Some(Lin::sym(Sym::phi(block, r)))
                     })
                 }
