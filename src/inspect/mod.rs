@@ -29,6 +29,7 @@ use input::{Cubin, Kind, Target};
 use rayon::prelude::*;
 use select::KernelFilter;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use usage::Launch;
 
 /// What the user asked for.
@@ -172,15 +173,28 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
     }
     progress.stage("inspect", todo.len() as u64);
     let single = loaded.cubins.len() == 1;
-    let judged: Vec<Result<Judged>> = todo
-        .par_iter()
-        .map(|t| {
-            let r = judge_cubin(t, req, &loaded, filter.as_ref(), tc);
-            progress.step(&t.cubin.name);
-            r
+    // the biggest cubins first, so that no long one starts last and runs alone; the report
+    // keeps the library's order
+    let mut order: Vec<usize> = (0..todo.len()).collect();
+    let size = |t: &Todo| std::fs::metadata(&t.cubin.path).map_or(0, |m| m.len());
+    order.sort_by_cached_key(|&i| std::cmp::Reverse(size(&todo[i])));
+    // (one queue the workers take from in that order: rayon's halving would not keep it)
+    let next = AtomicUsize::new(0);
+    let mut judged: Vec<(usize, Result<Judged>)> = (0..rayon::current_num_threads())
+        .into_par_iter()
+        .flat_map_iter(|_| {
+            std::iter::from_fn(|| {
+                let &i = order.get(next.fetch_add(1, Ordering::Relaxed))?;
+                let t = &todo[i];
+                let r = judge_cubin(t, req, &loaded, filter.as_ref(), tc);
+                progress.step(&t.cubin.name);
+                Some((i, r))
+            })
         })
         .collect();
     progress.done();
+    judged.sort_by_key(|j| j.0);
+    let judged = judged.into_iter().map(|j| j.1);
     for j in judged {
         match j? {
             Ok(kernels) => report.kernels.extend(kernels),

@@ -89,8 +89,9 @@ pub struct Overflow(pub String);
 
 /// Entry states per block beyond which the paths are too many to follow one by one.
 const MAX_ENTRIES: usize = 256;
-/// Block runs beyond which the analysis gives up.
-const MAX_RUNS: usize = 400_000;
+/// Instructions stepped (over all path states) beyond which the analysis gives up: a second or
+/// so of one core, so that one kernel cannot hold a whole library's inspection up.
+const MAX_STEPS: usize = 4_000_000;
 
 struct Entry<S> {
     preds: Preds,
@@ -244,16 +245,15 @@ pub fn run<P: Protocol>(
         dirty: true,
     });
     let mut work: std::collections::BTreeSet<usize> = std::collections::BTreeSet::from([0]);
-    let mut runs = 0usize;
+    let mut steps = 0usize;
     while let Some(b) = work.pop_first() {
         for e in 0..entries[b].len() {
             if !entries[b][e].dirty {
                 continue;
             }
-            runs += 1;
-            if runs > MAX_RUNS {
+            if steps > MAX_STEPS {
                 return Err(Overflow(format!(
-                    "the paths did not settle after {MAX_RUNS} block runs"
+                    "the paths did not settle within {MAX_STEPS} instruction steps"
                 )));
             }
             entries[b][e].dirty = false;
@@ -264,7 +264,7 @@ pub fn run<P: Protocol>(
                 check,
                 table: &table,
             };
-            let ends = r.block(b, start, |_, _, _, _| {});
+            let ends = r.block(b, start, |_, _, _, _| steps += 1);
             for (preds, s, v) in ends {
                 for edge in &cfg.blocks[b].edges {
                     let (mut p, mut v) = (preds, v.clone());
