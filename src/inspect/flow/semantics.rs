@@ -241,26 +241,7 @@ pub fn pred_results(
                 (outs[1], combine(PredOut::Cond(c.negate()), bop, p)),
             ]
         }
-        "PLOP3" | "UPLOP3" if outs.len() == 2 => {
-            let ins: Option<Vec<bool>> = (2..5).map(|k| truth(preds, op.ops.get(k))).collect();
-            let luts: Vec<u32> = op.ops[5.min(op.ops.len())..]
-                .iter()
-                .filter_map(|o| match o {
-                    Operand::Imm(l) => Some(*l as u32),
-                    _ => None,
-                })
-                .collect();
-            match (ins, luts.as_slice()) {
-                (Some(i), [l1, l2, ..]) => {
-                    let (a, b, c) = (u32::from(i[0]), u32::from(i[1]), u32::from(i[2]));
-                    vec![
-                        (outs[0], PredOut::Known(lut3(a, b, c, *l1) & 1 == 1)),
-                        (outs[1], PredOut::Known(lut3(a, b, c, *l2) & 1 == 1)),
-                    ]
-                }
-                _ => vec![],
-            }
-        }
+        "PLOP3" | "UPLOP3" if outs.len() == 2 => plop3(v, op, preds, &outs),
         "LOP3" | "ULOP3" if !outs.is_empty() => {
             match lop3(v, op, 0, info).and_then(|l| l.as_const()) {
                 Some(x) => vec![(outs[0], PredOut::Known(x != 0))],
@@ -269,4 +250,49 @@ pub fn pred_results(
         }
         _ => vec![],
     }
+}
+
+/// A PLOP3's outputs: known when its inputs are, and when only one input is unknown but holds a
+/// comparison, that comparison or its negation (`P0 = !UP3` keeps what UP3 compared, so a later
+/// guard on P0 is decided by the branch the path took on UP3).
+fn plop3(v: &Values, op: &Op, preds: &Preds, outs: &[Pred]) -> Vec<(Pred, PredOut)> {
+    let ins: Vec<Option<bool>> = (2..5).map(|k| truth(preds, op.ops.get(k))).collect();
+    let luts: Vec<u32> = op.ops[5.min(op.ops.len())..]
+        .iter()
+        .filter_map(|o| match o {
+            Operand::Imm(l) => Some(*l as u32),
+            _ => None,
+        })
+        .collect();
+    let [l1, l2, ..] = luts.as_slice() else {
+        return vec![];
+    };
+    let unknown: Vec<usize> = (0..3).filter(|&k| ins[k].is_none()).collect();
+    let eval = |x: bool, lut: u32| {
+        let bit = |k: usize| u32::from(ins[k].unwrap_or(x));
+        lut3(bit(0), bit(1), bit(2), lut) & 1 == 1
+    };
+    let cond = match unknown.as_slice() {
+        [] => None,
+        &[k] => match op.ops.get(2 + k) {
+            Some(&Operand::Pred { p, not }) => match v.cond(p) {
+                Some(c) => Some(if not { c.negate() } else { c }),
+                None => return vec![],
+            },
+            _ => return vec![],
+        },
+        _ => return vec![],
+    };
+    [(outs[0], *l1), (outs[1], *l2)]
+        .into_iter()
+        .map(|(out, lut)| {
+            let (t, f) = (eval(true, lut), eval(false, lut));
+            let r = match (cond, t, f) {
+                (Some(c), true, false) => PredOut::Cond(c),
+                (Some(c), false, true) => PredOut::Cond(c.negate()),
+                _ => PredOut::Known(t),
+            };
+            (out, r)
+        })
+        .collect()
 }

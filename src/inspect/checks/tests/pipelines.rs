@@ -151,3 +151,50 @@ fn an_indirect_branch_goes_where_nvdisasm_says() {
     // without the list (cuobjdump) it may reach every label, the one that skips the wait too
     assert_eq!(status(CP_ASYNC, &indirect("")), Status::Hazard);
 }
+
+/// Marlin's layout: `P0 = !UP3` skips the prologue's three groups when there is no work, and
+/// the same `P0 = !UP3` exits before the main loop, whose one commit is followed by
+/// `wait_group 2`. Both guards test one comparison, so no path reaches the wait with one group.
+/// The read's address (R5) is set in the prologue; without it, it is the main loop's tile.
+fn skip_then_exit(exit_guard: &str) -> String {
+    with_prologue(&format!(
+        "
+    IMAD.MOV.U32 R14, RZ, RZ, c[0x0][0x170]
+    UISETP.NE.AND UP3, UPT, UR6, URZ, UPT
+    IADD3 R5, R3, 0xc000, RZ
+    PLOP3.LUT P0, PT, PT, PT, UP3, 0x40, 0x0
+    @P0 BRA `(.L_x_1)
+    IMAD.MOV.U32 R5, RZ, RZ, R3
+    LDGSTS.E.BYPASS.128 [R2], [R8.64]
+    LDGDEPBAR
+    LDGSTS.E.BYPASS.128 [R2+0x4000], [R8.64]
+    LDGDEPBAR
+    LDGSTS.E.BYPASS.128 [R2+0x8000], [R8.64]
+    LDGDEPBAR
+    DEPBAR.LE SB0, 0x2
+    BAR.SYNC 0x0
+.L_x_1:
+    {exit_guard}
+    @P0 EXIT
+    LDGSTS.E.BYPASS.128 [R2+0xc000], [R8.64]
+    LDGDEPBAR
+    DEPBAR.LE SB0, 0x2
+    BAR.SYNC 0x0
+    LDS.128 R8, [R5]
+    EXIT
+"
+    ))
+}
+
+#[test]
+fn a_predicate_copied_by_plop3_keeps_its_comparison() {
+    let same = "PLOP3.LUT P0, PT, PT, PT, UP3, 0x40, 0x0";
+    assert_eq!(status(CP_ASYNC, &skip_then_exit(same)), Status::Holds);
+    // an exit on another comparison lets the no-prologue path reach the read
+    let other = "ISETP.EQ.AND P0, PT, R14, RZ, PT";
+    hazard(
+        CP_ASYNC,
+        &skip_then_exit(other),
+        "(wait_group 2) leaves all 1 committed group(s) in flight",
+    );
+}
