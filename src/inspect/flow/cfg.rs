@@ -185,8 +185,12 @@ impl Cfg {
                 Guard::If { p, not } => Some((p, not)),
                 _ => None,
             };
-            // where a guarded transfer does not happen, the path goes on with the guard false
-            let on = || fall.map(|to| Edge { to, when: guard });
+            // where a guarded transfer does not happen, the path goes on with the guard false;
+            // past an unguarded one it does not go on at all
+            let on = || {
+                fall.filter(|_| guard.is_some())
+                    .map(|to| Edge { to, when: guard })
+            };
             let mut edges: Vec<Edge> = match flows.get(&last) {
                 None | Some(Flow::Plain) => fall.map(plain).into_iter().collect(),
                 Some(Flow::Jump { to, when, fall: f }) => match to {

@@ -198,3 +198,30 @@ fn a_predicate_copied_by_plop3_keeps_its_comparison() {
         "(wait_group 2) leaves all 1 committed group(s) in flight",
     );
 }
+
+/// Threads that copy exit; the others read. No path goes on past an unguarded EXIT into the
+/// label after it.
+fn copy_and_exit(end: &str) -> String {
+    with_prologue(&format!(
+        "
+    ISETP.GE.AND P0, PT, R0, 0x80, PT
+    @P0 BRA `(.L_x_1)
+    LDGSTS.E.BYPASS.128 [R2], [R8.64]
+    LDGDEPBAR
+    {end}
+.L_x_1:
+    LDS.128 R8, [R2]
+    EXIT
+"
+    ))
+}
+
+#[test]
+fn no_path_goes_on_past_an_exit() {
+    assert_eq!(status(CP_ASYNC, &copy_and_exit("EXIT")), Status::Holds);
+    hazard(
+        CP_ASYNC,
+        &copy_and_exit("NOP"),
+        "the kernel has no wait_group (DEPBAR) at all",
+    );
+}
