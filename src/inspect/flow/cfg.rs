@@ -5,7 +5,8 @@
 //! the guard's value along it); an EXIT, RET or BPT.TRAP ends its path where its guard holds; an
 //! indirect branch (BRX, JMX) reaches the targets nvdisasm lists for it, or every labelled
 //! instruction when the listing lists none (cuobjdump); a CALL to a label in the same function
-//! enters it and every RET returns after every such CALL (context-insensitive). A CALL to
+//! enters it and every RET may return after every such CALL (the path's return address, NVCC's
+//! `MOV R26, ret` before the CALL, picks the one it does). A CALL to
 //! another function falls through: the callee is not seen. `@!PT` instructions never execute and
 //! are left out.
 
@@ -24,6 +25,9 @@ pub struct Edge {
 pub struct Block {
     /// Indices into the function's instructions, in order; only instructions that can execute.
     pub instructions: Vec<usize>,
+    /// The SASS offset of its first instruction: where a RET whose return address is known
+    /// goes.
+    pub offset: u32,
     pub edges: Vec<Edge>,
     /// Lies on a cycle: its instructions may run more than once on a path.
     pub cyclic: bool,
@@ -158,6 +162,7 @@ impl Cfg {
         for &i in &live {
             if leaders.contains(&i) {
                 blocks.push(Block {
+                    offset: ins[i].offset,
                     instructions: Vec::new(),
                     edges: Vec::new(),
                     cyclic: false,

@@ -274,7 +274,13 @@ pub fn decode(i: &Instruction) -> Op {
     let ops = if text.trim().is_empty() {
         Vec::new()
     } else {
-        text.split(',').map(operand).collect()
+        // `RET.REL.NODEC R26 `(k)`: the register and the function, with no comma between
+        text.split(',')
+            .flat_map(|t| match t.trim().split_once(" `(") {
+                Some((r, l)) => vec![operand(r), operand(&format!("`({l}"))],
+                None => vec![operand(t)],
+            })
+            .collect()
     };
     Op {
         guard: guard(i.predicate.as_deref()),

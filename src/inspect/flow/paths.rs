@@ -6,7 +6,7 @@
 //! it came from, so a finding can show the path that leads to it.
 
 use super::cfg::Cfg;
-use super::decode::{Guard, Op};
+use super::decode::{Guard, Op, Operand};
 use super::lin::{Kind, SPECIALS, Sym};
 use super::values::{Preds, SymInfo, Values};
 use std::collections::HashMap;
@@ -221,6 +221,18 @@ impl<P: Protocol> Run<'_, P> {
     }
 }
 
+/// The register holding the return address of the RET that ends block `b`, if it does.
+fn returns_through(cfg: &Cfg, b: usize) -> Option<super::decode::Reg> {
+    let op = &cfg.ops[*cfg.blocks[b].instructions.last()?];
+    if op.base() != "RET" {
+        return None;
+    }
+    op.ops.iter().find_map(|o| match o {
+        Operand::Reg { r, .. } => Some(*r),
+        _ => None,
+    })
+}
+
 /// Follows every feasible path of `cfg` with `check`, then shows `visit` each instruction with
 /// each state that reaches it.
 pub fn run<P: Protocol>(
@@ -265,8 +277,17 @@ pub fn run<P: Protocol>(
                 table: &table,
             };
             let ends = r.block(b, start, |_, _, _, _| steps += 1);
+            let ret = returns_through(cfg, b);
             for (preds, s, v) in ends {
+                let back_to = ret.and_then(|r| v.get(r)).and_then(|l| l.as_const());
                 for edge in &cfg.blocks[b].edges {
+                    // a RET whose return address the path knows goes back to that call only
+                    if let Some(at) = back_to
+                        && edge.when.is_none()
+                        && i64::from(cfg.blocks[edge.to].offset) != at
+                    {
+                        continue;
+                    }
                     let (mut p, mut v) = (preds, v.clone());
                     if let Some((q, want)) = edge.when {
                         if p.get(q).is_some_and(|have| have != want) {

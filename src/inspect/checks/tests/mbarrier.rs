@@ -125,3 +125,38 @@ fn a_wait_on_another_mbarrier_is_not_a_finding() {
         "whether it is the same mbarrier is not known",
     );
 }
+
+/// CUTLASS's layout: the mbarrier initialised, NVCC's call of a helper (`__cuda_sm20_div_u64`:
+/// the return address in R26, then CALL), the block barrier, the same helper called again, then
+/// the wait. The helper returns through R26 to its own call, never past the barrier.
+fn called_twice(first_return: &str) -> String {
+    with_prologue(&format!(
+        "
+    ISETP.NE.AND P0, PT, R0, RZ, PT
+    @!P0 SYNCS.EXCH.64 URZ, [UR4], UR6
+    MOV R26, {first_return}
+    CALL.REL.NOINC `(.L_x_9)
+    BAR.SYNC.DEFER_BLOCKING 0x0
+    MOV R26, 0xe0
+    CALL.REL.NOINC `(.L_x_9)
+.L_x_1:
+    SYNCS.PHASECHK.TRANS64.TRYWAIT P1, [UR4], R7
+    @!P1 BRA `(.L_x_1)
+    EXIT
+.L_x_9:
+    IADD3 R20, R20, 0x1, RZ
+    RET.REL.NODEC R26 `(k)
+"
+    ))
+}
+
+#[test]
+fn a_ret_goes_back_to_its_own_call() {
+    assert_eq!(status(MBARRIER, &called_twice("0xb0")), Status::Holds);
+    // a first call whose return address is past the barrier
+    hazard(
+        MBARRIER,
+        &called_twice("0xe0"),
+        "the mbarrier wait at 0x00e0 can follow the init at 0x0080",
+    );
+}
