@@ -397,3 +397,47 @@ fn a_binary_built_by_someone_else() {
     }
     eprintln!("{}: {} kernels for sm_90", r.input, r.kernels.len());
 }
+
+/// Cubins from sgl-kernel's wheel (tests/fixtures/inspect/vendor): correct vendor kernels the
+/// checks must not flag, and whose census is nvdisasm's.
+#[test]
+fn vendor_cubins_hold() {
+    let Some(tc) = tools(false) else { return };
+    let r = run(
+        &tc,
+        "vendor/sgl-kernel-awq-repack.sm_80.cubin",
+        "sm_80",
+        |_| {},
+    );
+    assert_eq!(r.kernels.len(), 2);
+    for k in &r.kernels {
+        assert!(
+            k.display_name
+                .starts_with("marlin::awq_marlin_repack_kernel")
+        );
+        assert_eq!(k.movement_census.get("LDGSTS.E.BYPASS.128"), Some(&15));
+        assert_eq!(
+            check(k, CP).status,
+            Status::Holds,
+            "{}",
+            check(k, CP).detail
+        );
+    }
+    let r = run(
+        &tc,
+        "vendor/sgl-kernel-mxfp8-quant.sm_100a.cubin",
+        "sm_100a",
+        |_| {},
+    );
+    assert_eq!(r.kernels.len(), 2);
+    for k in &r.kernels {
+        assert_eq!(k.copies(), ["bulk"]);
+        assert_eq!(
+            check(k, FENCE).status,
+            Status::Holds,
+            "{}",
+            check(k, FENCE).detail
+        );
+    }
+    assert_eq!(r.outcome(FailOn::Hazards), Exit::Clean);
+}
