@@ -203,14 +203,10 @@ for s in "$@"; do
         echo "$n exit $?"; grep -vE "^\[" "$d/$n.log" | grep -E "^│ [a-z]|^(view|problem)|ceiling" | cut -c1-200
       done ;;
     mutants)
-      # each protocol bug of scripts/mutate.py through run (and the fault through check)
-      for m in $(python3 scripts/mutate.py --list | cut -d: -f1); do
-        python3 scripts/mutate.py "$m" "$d/k-$m" > /dev/null || { echo "mutate $m failed"; continue; }
-        TILEPIPE_KERNELS=$d/k-$m timeout 100 $bin run --tokens 65536 --variants sync,cpasync-cg16-s2,cpasync-cg16-s3,bulk-s2,tma-s3 --out "$d/$m" > "$d/$m.log" 2>&1
-        echo "== $m: run exit $?"; grep -vE "^\[" "$d/$m.log" | grep -E "^│ [a-z]|faulted|error|stopped" | grep -v "┆ regs" | cut -c1-240 | head -14
-      done
-      TILEPIPE_KERNELS=$d/k-fault-cpasync timeout 150 $bin check --variants sync,cpasync-cg16-s2,tma-s3 --dtypes bf16 --suite-hidden 4096 --runs 5 > "$d/check-fault.log" 2>&1
-      echo "== check under fault-cpasync: exit $?"; grep -E "^FAIL|^ok   fault|passed, |stopped" "$d/check-fault.log" | cut -c1-240 | tail -12 ;;
+      # each protocol bug of scripts/mutate.py through check and run, on the variants it is in
+      # (MUTANTS: which, all by default)
+      TILEPIPE_BIN=$bin scripts/mutants.sh "$d" ${MUTANTS:-} > "$d/mutants.log" 2>&1
+      echo "mutants exit $?"; grep -E "^===|^  (check|run|clean)" "$d/mutants.log" | cut -c1-240 ;;
     interrupt)
       # Ctrl-C (SIGINT) part-way: what was measured is written, the rest is "not finished", exit 130
       timeout --preserve-status -s INT 45 $bin run --out "$d/run" > "$d/run.log" 2>&1

@@ -112,6 +112,9 @@ pub enum Error {
 
     #[error("queue lab: {0}")]
     Lab(String),
+
+    #[error("protocol monitor log: {0}")]
+    MonitorLog(String),
 }
 
 impl Error {

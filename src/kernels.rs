@@ -10,13 +10,17 @@ use crate::workload::{KernelSource, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
-/// one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 13] = [
+/// The PTX wrappers, the hooks and element types every kernel shares, the protocol monitor, the
+/// row-tile producer, and one pipeline template per mechanism.
+pub const HEADERS: [(&str, &str); 14] = [
     ("common/ptx.cuh", include_str!("../kernels/common/ptx.cuh")),
     (
         "common/hooks.cuh",
         include_str!("../kernels/common/hooks.cuh"),
+    ),
+    (
+        "common/monitor.cuh",
+        include_str!("../kernels/common/monitor.cuh"),
     ),
     (
         "common/elem.cuh",

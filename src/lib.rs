@@ -24,6 +24,7 @@ pub mod kernels;
 pub mod mechanism;
 pub mod meminfo;
 pub mod model;
+pub mod monitor;
 pub mod peers;
 pub mod plot;
 pub mod progress;
