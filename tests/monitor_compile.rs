@@ -3,8 +3,8 @@
 //! variant and control for sm_90 (sm_90a with wgmma) in bf16
 //! [N x K]; and, where another precision or architecture changes only the compute body, the first
 //! variant of each mechanism (copy; rmsnorm f32 rows of 1544 for sm_80; GEMM f32 [K x N] for sm_90,
-//! f16 [K x N] for sm_80). And every kernel tree of scripts/mutate.py builds the variants its bug is
-//! in, clean and monitored.
+//! f16 [K x N] for sm_80). And every kernel tree of scripts/mutate.py builds, monitored, the
+//! variants its bug is in.
 //! Needs NVRTC and the CUDA headers (and python3 for the trees); skipped with the reason without
 //! them, unless TILEPIPE_REQUIRE_NVRTC is set (CI).
 
@@ -33,67 +33,39 @@ fn arch(name: &str) -> Arch {
     name.parse().unwrap()
 }
 
-/// A row variant's build (rmsnorm, or copy where `copy`), monitored or clean; None where the
-/// architecture lacks its mechanism.
-fn row_job(
-    v: &Variant,
-    copy: bool,
-    dt: DType,
-    hidden: usize,
-    target: Arch,
-    monitor: bool,
-) -> Option<Job> {
+/// A row variant's monitor build (rmsnorm, or copy where `copy`); None where the architecture
+/// lacks its mechanism.
+fn row_job(v: &Variant, copy: bool, dt: DType, hidden: usize, target: Arch) -> Option<Job> {
     let w = tilepipe::workload::all()[usize::from(copy)];
-    let base = BuildConfig::new(dt, hidden, None);
     let cfg = v.config(&BuildConfig {
-        stress: if monitor { STRESS_BOTH } else { 0 },
-        ..base
+        stress: STRESS_BOTH,
+        ..BuildConfig::new(dt, hidden, None)
     });
     if v.unsupported_on(target.sm(), 232448, &cfg).is_some() {
         return None;
     }
     let mut defines = v.defines(&cfg);
     defines.extend(w.defines(&cfg));
-    if monitor {
-        defines.push(tilepipe::monitor::BUILD_DEFINE.into());
-    }
-    let label = format!(
-        "{} {} {dt} h{hidden} {target} monitor {monitor}",
-        w.name(),
-        v.name
-    );
+    defines.push(tilepipe::monitor::BUILD_DEFINE.into());
     Some(Job {
-        label,
+        label: format!("{} {} {dt} h{hidden} {target} monitored", w.name(), v.name),
         kernel: w.kernel(),
         defines,
         target: (target, false),
     })
 }
 
-/// A GEMM variant's build for a 256^3 problem, monitored or clean; None where the architecture
-/// lacks its mechanism.
-fn gemm_job(
-    v: &GemmVariant,
-    dt: DType,
-    layout: Layout,
-    target: Arch,
-    monitor: bool,
-) -> Option<Job> {
+/// A GEMM variant's monitor build for a 256^3 problem; None where the architecture lacks its
+/// mechanism.
+fn gemm_job(v: &GemmVariant, dt: DType, layout: Layout, target: Arch) -> Option<Job> {
     if target.sm() < v.pipe.mechanism.min_sm() || (v.tile.wgmma && target.sm() < 90) {
         return None;
     }
     let p = Problem::new(256, 256, 256, layout, dt).unwrap();
-    let mut defines = v.defines(&p, if monitor { STRESS_BOTH } else { 0 }, 0);
-    if monitor {
-        defines.push(tilepipe::monitor::BUILD_DEFINE.into());
-    }
-    let label = format!(
-        "gemm {} {dt} {} {target} monitor {monitor}",
-        v.name,
-        layout.name()
-    );
+    let mut defines = v.defines(&p, STRESS_BOTH, 0);
+    defines.push(tilepipe::monitor::BUILD_DEFINE.into());
     Some(Job {
-        label,
+        label: format!("gemm {} {dt} {} {target} monitored", v.name, layout.name()),
         kernel: KERNEL,
         defines,
         target: (target, v.tile.wgmma),
@@ -144,16 +116,16 @@ fn every_monitor_build_compiles() {
     let copy = one_per_mechanism(&rows(tilepipe::workload::all()[1]), |v| v);
     let mut jobs: Vec<Job> = rmsnorm
         .iter()
-        .filter_map(|v| row_job(v, false, DType::Bf16, 4096, sm90, true))
+        .filter_map(|v| row_job(v, false, DType::Bf16, 4096, sm90))
         .collect();
     jobs.extend(
         copy.iter()
-            .filter_map(|v| row_job(v, true, DType::Bf16, 4096, sm90, true)),
+            .filter_map(|v| row_job(v, true, DType::Bf16, 4096, sm90)),
     );
     jobs.extend(
         one_per_mechanism(&rmsnorm, |v| v)
             .iter()
-            .filter_map(|v| row_job(v, false, DType::F32, 1544, sm80, true)),
+            .filter_map(|v| row_job(v, false, DType::F32, 1544, sm80)),
     );
     let gemm = |dt| -> Vec<GemmVariant> {
         GemmVariant::catalogue(dt)
@@ -164,14 +136,14 @@ fn every_monitor_build_compiles() {
     jobs.extend(
         gemm(DType::Bf16)
             .iter()
-            .filter_map(|v| gemm_job(v, DType::Bf16, Layout::Nk, sm90, true)),
+            .filter_map(|v| gemm_job(v, DType::Bf16, Layout::Nk, sm90)),
     );
     for (dt, target) in [(DType::F32, sm90), (DType::F16, sm80)] {
         let firsts = one_per_mechanism(&gemm(dt), |v| &v.pipe);
         jobs.extend(
             firsts
                 .iter()
-                .filter_map(|v| gemm_job(v, dt, Layout::Kn, target, true)),
+                .filter_map(|v| gemm_job(v, dt, Layout::Kn, target)),
         );
     }
     compile_all(&jobs, &tc, &nvrtc);
@@ -242,8 +214,8 @@ fn every_mutant_tree_builds_its_variants() {
 }
 
 /// Builds, from the tree TILEPIPE_KERNELS names, the first row and GEMM variant the mutant
-/// TILEPIPE_MUTANT is in and the first it cannot bite, clean and monitored (every name it lists
-/// must be a variant); run by every_mutant_tree_builds_its_variants.
+/// TILEPIPE_MUTANT is in and the first it cannot bite (every name it lists must be a variant);
+/// run by every_mutant_tree_builds_its_variants.
 #[test]
 #[ignore = "run by every_mutant_tree_builds_its_variants, in a process whose TILEPIPE_KERNELS names the tree"]
 fn mutant_tree_child() {
@@ -275,23 +247,22 @@ fn mutant_tree_child() {
             "{name}: no variant {want}"
         );
     }
-    // the first row and GEMM variant it is in, clean and monitored, and the first it cannot bite
+    // the first row and GEMM variant it is in and the first it cannot bite, monitored (a monitor
+    // build compiles every line of its clean build, and more)
     let mut jobs = Vec::new();
-    for monitor in [false, true] {
-        for (key, as_row, as_gemm) in [
-            ("rows", true, false),
-            ("gemm", false, true),
-            ("clean", true, true),
-        ] {
-            let Some(want) = names(m, key).into_iter().next() else {
-                continue;
-            };
-            if let Some(v) = find_row(&want).filter(|_| as_row) {
-                jobs.extend(row_job(v, false, DType::Bf16, 4096, arch("sm_90"), monitor));
-            }
-            if let Some(v) = find_gemm(&want).filter(|_| as_gemm) {
-                jobs.extend(gemm_job(v, DType::Bf16, Layout::Nk, arch("sm_90"), monitor));
-            }
+    for (key, as_row, as_gemm) in [
+        ("rows", true, false),
+        ("gemm", false, true),
+        ("clean", true, true),
+    ] {
+        let Some(want) = names(m, key).into_iter().next() else {
+            continue;
+        };
+        if let Some(v) = find_row(&want).filter(|_| as_row) {
+            jobs.extend(row_job(v, false, DType::Bf16, 4096, arch("sm_90")));
+        }
+        if let Some(v) = find_gemm(&want).filter(|_| as_gemm) {
+            jobs.extend(gemm_job(v, DType::Bf16, Layout::Nk, arch("sm_90")));
         }
     }
     assert!(!jobs.is_empty(), "{name} names no variant");

@@ -358,22 +358,16 @@ struct Mon {
     }
 };
 
-// A copy's source against the workload's copy plan (plan_src: the unit or row as the plan defines
-// it, nullptr past an edge, where the copy must zero-fill and read nothing). Unit u of step k
-// (row: row r of step k).
-template <class W>
-__device__ __forceinline__ void mon_unit_source(const W& w, int k, int u, const char* src) {
+// A copy's source against the workload's copy plan (plan_src for unit i of step k, plan_row for
+// row i: as the plan defines it, nullptr past an edge, where the copy must zero-fill and read nothing).
+template <bool ROW, class W>
+__device__ __forceinline__ void mon_source(const W& w, int k, int i, const char* src) {
 #if MONITOR
     MonPlace at;
-    if (src != w.plan_src(k, u, at))
-        mon_report(w.ctl(), MON_TAIL_READ, -1, k, mon_phase(k), at.tensor, at.row, at.col, at.past, at.rows, at.cols);
-#endif
-}
-template <class W>
-__device__ __forceinline__ void mon_row_source(const W& w, int k, int r, const char* src) {
-#if MONITOR
-    MonPlace at;
-    if (src != w.plan_row(k, r, at))
+    const char* plan;
+    if constexpr (ROW) plan = w.plan_row(k, i, at);
+    else plan = w.plan_src(k, i, at);
+    if (src != plan)
         mon_report(w.ctl(), MON_TAIL_READ, -1, k, mon_phase(k), at.tensor, at.row, at.col, at.past, at.rows, at.cols);
 #endif
 }

@@ -43,7 +43,7 @@ __device__ __forceinline__ void mca_copy(Mon& m, const W& w, int k, int s, Sync&
     } else {
         const int rows = step.rows();
         for (int r = 0; r < rows; ++r) {
-            mon_row_source(w, k, r, step.row_src(r));
+            mon_source<true>(w, k, r, step.row_src(r));
             const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
             elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
 #if MCA_FORM == 0

@@ -118,7 +118,7 @@ __device__ __forceinline__ void for_my_units(const W& w, int k, int tid, F f) {
         const int u = copy_unit(tid, i);
         if (u < units) {
             const char* src = step.unit_src(u);
-            if (READS) mon_unit_source(w, k, u, src);
+            if (READS) mon_source<false>(w, k, u, src);
             f(i, src, step.unit_dst(u));
         }
     }
