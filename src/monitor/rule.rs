@@ -152,11 +152,14 @@ pub(super) fn message(v: &Violation) -> String {
             step_or_none(a)
         ),
         Rule::ReadIncomplete if c < 0 => format!(
-            "step {k} read from slot {s}, its copies in cp.async group {a}, before any wait_group ({b} groups committed)"
+            "step {k} read from slot {s}, its copies in cp.async group {a}, before any wait_group ({b} committed)"
+        ),
+        Rule::ReadIncomplete if b - c <= 0 => format!(
+            "step {k} read from slot {s}, its copies in cp.async group {a}, after wait_group {c} with {b} committed, which waits for no group"
         ),
         Rule::ReadIncomplete => format!(
-            "step {k} read from slot {s}, its copies in cp.async group {a}, after wait_group {c} with {b} groups committed: only the {} groups before it are complete",
-            (b - c).max(0)
+            "step {k} read from slot {s}, its copies in cp.async group {a}, after wait_group {c} with {b} committed, which waits for groups 0..{} only",
+            b - c - 1
         ),
         Rule::ReadUnpublished => format!(
             "step {k} read from slot {s} with no block barrier since its completion (barrier {a} then, {b} at the read): other threads' copies of it may not be visible"

@@ -249,18 +249,24 @@ fn every_rule_says_what_it_saw() {
     const CPASYNC: u32 = 2;
     const PIPELINE: u32 = 3;
     const TMA: u32 = 6;
-    let cases: [(Rule, u32, [i32; 6], &str); 12] = [
+    let cases: [(Rule, u32, [i32; 6], &str); 13] = [
         (
             Rule::ReadIncomplete,
             CPASYNC,
-            [5, 6, 1, 0, 0, 0],
-            "step 7 read from slot 1, its copies in cp.async group 5, after wait_group 1 with 6 groups committed: only the 5 groups before it are complete",
+            [7, 7, 1, 0, 0, 0],
+            "step 7 read from slot 1, its copies in cp.async group 7, after wait_group 1 with 7 committed, which waits for groups 0..5 only",
         ),
         (
             Rule::ReadIncomplete,
             CPASYNC,
-            [0, 0, -1, 0, 0, 0],
-            "before any wait_group (0 groups committed)",
+            [0, 0, 0, 0, 0, 0],
+            "after wait_group 0 with 0 committed, which waits for no group",
+        ),
+        (
+            Rule::ReadIncomplete,
+            CPASYNC,
+            [0, 1, -1, 0, 0, 0],
+            "before any wait_group (1 committed)",
         ),
         (
             Rule::RefillUnacquired,
