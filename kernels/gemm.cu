@@ -171,6 +171,22 @@ struct GemmTiles {
     }
     __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
 
+    // (monitor) Copy unit u of step k as the plan above defines it, from the matrices' shapes alone:
+    // the reference a copy's source is checked against (a unit past M, N or K reads nothing).
+    __device__ __forceinline__ const char* plan_src(int k, int u, MonPlace& at) const {
+        const bool is_a = u < A_UNITS;
+        const int v = is_a ? u : u - A_UNITS, upr = is_a ? A_UPR : B_UPR;
+        const int r = v / upr, c = v % upr * CE, k0 = k * BK;
+#if B_NK
+        at = is_a ? MonPlace{1, m0 + r, k0 + c, 0, p.m, p.k} : MonPlace{2, n0 + r, k0 + c, 0, p.n, p.k};
+#else
+        at = is_a ? MonPlace{1, m0 + r, k0 + c, 0, p.m, p.k} : MonPlace{2, k0 + r, n0 + c, 0, p.k, p.n};
+#endif
+        at.past = at.row >= at.rows || at.col >= at.cols;
+        const elem_t* m = is_a ? p.a + at.row * p.lda : p.b + at.row * p.ldb;
+        return at.past ? nullptr : reinterpret_cast<const char*>(m + at.col);
+    }
+
 #if WGMMA
     // A step's slices as whole TMA boxes in 128-byte-swizzled rows, which wgmma reads as they land:
     // A's BM x BK, then B's BN x BK (B [N x K]) or BN / 64 boxes of BK x 64 side by side (B [K x N]).

@@ -82,6 +82,19 @@ struct RowTiles {
         return {reinterpret_cast<const char*>(tile_src(t)), p.row_stride * ESIZE, tile_rows(t)};
     }
 
+    // (monitor) Copy unit u and row r of step k as the plan above defines them, from the tile's
+    // rows alone: the reference a copy's source is checked against.
+    __device__ __forceinline__ const char* plan_row(int k, int r, MonPlace& at) const {
+        const int row = tile(k) * TILE_ROWS + r;
+        at = {0, row, 0, row >= p.tokens, p.tokens, HIDDEN};
+        return at.past ? nullptr : reinterpret_cast<const char*>(p.x + (long long)row * p.row_stride);
+    }
+    __device__ __forceinline__ const char* plan_src(int k, int u, MonPlace& at) const {
+        const char* row = plan_row(k, u / UNITS_ROW, at);
+        at.col = u % UNITS_ROW * (COPY_BYTES / ESIZE);
+        return row ? row + u % UNITS_ROW * COPY_BYTES : nullptr;
+    }
+
     // Step k's tile in X itself, which direct's compute body reads in place of a slot.
     __device__ __forceinline__ const unsigned char* direct_slot(int k) const {
         return reinterpret_cast<const unsigned char*>(tile_src(tile(k)));
