@@ -87,7 +87,7 @@ __device__ __forceinline__ MonLog* mon_log(const Ctl& c) { return reinterpret_ca
 
 // Counts a violation, and keeps the first record of each rule in each block while there is room.
 // Records stop once a wait has timed out: the launch has failed and what follows is its consequence.
-__device__ __noinline__ void mon_report(const Ctl& c, u32 rule, int slot, int step, u32 phase, int a = 0, int b = 0,
+__device__ __forceinline__ void mon_report(const Ctl& c, u32 rule, int slot, int step, u32 phase, int a = 0, int b = 0,
                                         int cc = 0, int d = 0, int e = 0, int f = 0) {
     if (aborted(c)) return;
     MonLog* log = mon_log(c);

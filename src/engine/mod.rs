@@ -257,16 +257,31 @@ impl Engine {
         self.gpu.download(&self.status.lock().expect("status lock"))
     }
 
-    /// After a monitored launch: its log decoded, proved to cover `blocks` blocks that own work
-    /// and `steps` steps of each consumer thread, and every violation it recorded as an error.
-    pub fn check_monitor(&self, variant: &str, blocks: u32, steps: u64) -> Result<monitor::Log> {
-        let log = monitor::decode(&self.status()?)?;
-        if !log.is_clean() {
+    /// After a monitored launch whose in-kernel waits ended as `waited` says: every violation its
+    /// log recorded as an error (before a wait's timeout, which is often their consequence: the
+    /// message has both), else the timeout, else the log proved to cover `blocks` blocks that own
+    /// work and `steps` steps of each consumer thread.
+    pub fn check_monitor(
+        &self,
+        variant: &str,
+        (blocks, steps): (u32, u64),
+        waited: Result<()>,
+    ) -> Result<monitor::Log> {
+        let log = monitor::decode(&self.status()?);
+        if let Ok(log) = &log
+            && !log.is_clean()
+        {
+            let then = match &waited {
+                Err(timeout) => format!("\n  then: {timeout}"),
+                Ok(()) => String::new(),
+            };
             return Err(Error::Protocol {
                 variant: variant.to_string(),
-                log: log.to_string(),
+                log: format!("{log}{then}"),
             });
         }
+        waited?;
+        let log = log?;
         log.covers(blocks, steps * u64::from(log.build.consumers))?;
         Ok(log)
     }

@@ -225,11 +225,13 @@ impl<W: Workload> Ready<W> {
         let params = w.params(&e.gpu, d, &self.job.variant, ctl)?;
         self.launch(e, blocks, &params)?;
         e.gpu.finish(self.name(), HANG_LIMIT)?;
-        e.check_status(self.name())?;
+        let waited = e.check_status(self.name());
         if self.job.instrument.monitor {
             let (tiles, steps) = w.walk(&self.job.variant, p);
             let owning = u64::from(blocks).min(tiles) as u32;
-            e.check_monitor(self.name(), owning, tiles * steps)?;
+            e.check_monitor(self.name(), (owning, tiles * steps), waited)?;
+        } else {
+            waited?;
         }
         e.gpu.download(w.output(d))
     }
