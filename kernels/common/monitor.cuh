@@ -363,12 +363,14 @@ struct Mon {
 template <bool ROW, class W>
 __device__ __forceinline__ void mon_source(const W& w, int k, int i, const char* src) {
 #if MONITOR
-    MonPlace at;
-    const char* plan;
-    if constexpr (ROW) plan = w.plan_row(k, i, at);
-    else plan = w.plan_src(k, i, at);
-    if (src != plan)
-        mon_report(w.ctl(), MON_TAIL_READ, -1, k, mon_phase(k), at.tensor, at.row, at.col, at.past, at.rows, at.cols);
+    if constexpr (W::PLAN_CHECKED) {
+        MonPlace at;
+        const char* plan;
+        if constexpr (ROW) plan = w.plan_row(k, i, at);
+        else plan = w.plan_src(k, i, at);
+        if (src != plan)
+            mon_report(w.ctl(), MON_TAIL_READ, -1, k, mon_phase(k), at.tensor, at.row, at.col, at.past, at.rows, at.cols);
+    }
 #endif
 }
 

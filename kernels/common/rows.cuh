@@ -35,6 +35,7 @@ struct RowTiles {
     static constexpr int SLOT_BYTES = ((TILE_ROWS * ROW_BYTES) + 127) / 128 * 128;
     static constexpr int MAX_UNITS = TILE_ROWS * UNITS_ROW;
     static constexpr bool ZERO_FILL = false;  // every unit lies inside the view
+    static constexpr bool PLAN_CHECKED = true;
 
     const RowParams& p;
 

@@ -16,7 +16,8 @@
 //                                       once its registers are its own (after setmaxnreg): where
 //                                       accumulators start, so none is live in the producer
 //   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
-//   plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) unit u / row r of step k as the copy plan
+//   PLAN_CHECKED, plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) whether copies are checked
+//                                       against the copy plan; unit u / row r of step k as the plan
 //                                       defines it, written plainly (nullptr past an edge), with where
 //                                       it lies in `at`: the reference a copy's source is checked against
 // One step fills one slot: an RMSNorm row tile, or a GEMM stage of A and B k-slices.

@@ -354,7 +354,11 @@ fn name_broken_rules<W: Workload>(
     let lineup = Lineup { ready, correct };
     validate_case(e, w, &lineup, None, &mut scratch, case, seed ^ 0x4D0E)?;
     for &(i, _) in &lineup.ready {
-        if let Some(why) = scratch[i].detail.as_ref().filter(|d| d.contains("monitor (")) {
+        if let Some(why) = scratch[i]
+            .detail
+            .as_ref()
+            .filter(|d| d.contains("monitor ("))
+        {
             let was = results[i].detail.take().unwrap_or_default();
             results[i].detail = Some(format!("{was}; its monitored build: {why}"));
         }
