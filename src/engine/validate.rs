@@ -175,6 +175,7 @@ pub fn result_of<W: Workload>(w: &W, v: &Variant<W::Shape>, p: &W::Problem) -> V
         sass: None,
         math: None,
         completion: w.completion(v, p),
+        checking: None,
         validation: Vec::new(),
         timing: None,
         perf: None,

@@ -234,7 +234,10 @@ fn prepare<W: Workload>(
                 }
                 b.clean.push((i, r));
             }
-            Ok(r) => b.stressed.push((i, r)),
+            Ok(r) => {
+                results[i].checking = Some(r.resources.function);
+                b.stressed.push((i, r))
+            }
             Err(err) => results[i].fail(Status::Error, err.to_string()),
         }
     }
