@@ -216,6 +216,24 @@ fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
         .unwrap();
     assert_eq!(again.status.code(), Some(2));
     assert_says(&again, "is in both");
+
+    // an input that is no sweep's leaves the merged folder as it was: exit 2, nothing rewritten
+    let before = std::fs::read(out.join("sweep.jsonl")).unwrap();
+    let results = std::path::PathBuf::from(fixture("h200-run.json"));
+    let empty = root.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    for (bad, says) in [(&results, "`tilepipe report` reads it"), (&empty, "empty")] {
+        let refused = tilepipe()
+            .arg("merge")
+            .args([&inputs[0], bad])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2));
+        assert_says(&refused, says);
+        assert_eq!(std::fs::read(out.join("sweep.jsonl")).unwrap(), before);
+    }
 }
 
 #[test]
