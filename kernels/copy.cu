@@ -19,7 +19,7 @@ struct Copy : RowTiles {
         return;
 #endif
         between();
-        perturb(p.ctl, k, ROLE_CONSUMER);
+        perturb(p.ctl, k, EDGE_COMPUTE);
         const int t = tile(k), vectors = tile_rows(t) * NVEC_ROW;
         uint4* out = reinterpret_cast<uint4*>(p.y + (long long)t * TILE_ROWS * HIDDEN);
         for (int v = ctid; v < vectors; v += CONSUMERS) {

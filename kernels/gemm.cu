@@ -79,6 +79,11 @@ struct GemmTiles {
     static constexpr int MAX_UNITS = A_UNITS + B_ROWS * B_UPR;
     static constexpr int SLOT_BYTES = (TileA::BYTES + TileB::BYTES + 127) / 128 * 128;
     static constexpr bool ZERO_FILL = true;
+    // No copy-plan check (the tail-read rule) in a GEMM: on the H200 with NVRTC 13.0 the monitored
+    // staged and cp.async builds with an edge in N or K reported, for some units past the edge, a
+    // source no line here computes (a pointer gigabytes from B's base) while their outputs and every
+    // other rule were right, so its reports could not be told from the compiler's.
+    static constexpr bool PLAN_CHECKED = false;
 
     const GemmParams& p;
     int m0, n0, ksteps, nsteps;
@@ -170,6 +175,22 @@ struct GemmTiles {
         return {p.a + (long long)m0 * p.lda + k0, b, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
     }
     __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
+
+    // (monitor) Copy unit u of step k as the plan above defines it, from the matrices' shapes alone:
+    // the reference a copy's source is checked against (a unit past M, N or K reads nothing).
+    __device__ __forceinline__ const char* plan_src(int k, int u, MonPlace& at) const {
+        const bool is_a = u < A_UNITS;
+        const int v = is_a ? u : u - A_UNITS, upr = is_a ? A_UPR : B_UPR;
+        const int r = v / upr, c = v % upr * CE, k0 = k * BK;
+#if B_NK
+        at = is_a ? MonPlace{1, m0 + r, k0 + c, 0, p.m, p.k} : MonPlace{2, n0 + r, k0 + c, 0, p.n, p.k};
+#else
+        at = is_a ? MonPlace{1, m0 + r, k0 + c, 0, p.m, p.k} : MonPlace{2, k0 + r, n0 + c, 0, p.k, p.n};
+#endif
+        at.past = at.row >= at.rows || at.col >= at.cols;
+        const elem_t* m = is_a ? p.a + at.row * p.lda : p.b + at.row * p.ldb;
+        return at.past ? nullptr : reinterpret_cast<const char*>(m + at.col);
+    }
 
 #if WGMMA
     // A step's slices as whole TMA boxes in 128-byte-swizzled rows, which wgmma reads as they land:

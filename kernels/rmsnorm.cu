@@ -137,7 +137,7 @@ struct RmsNorm : RowTiles {
         }
         named_barrier_sync(1, CONSUMERS);
         between();
-        perturb(p.ctl, k, ROLE_CONSUMER);
+        perturb(p.ctl, k, EDGE_COMPUTE);
 #pragma unroll
         for (int r = 0; r < TILE_ROWS; ++r) {
             if (r < rows) {

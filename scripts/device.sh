@@ -8,7 +8,7 @@
 #   run NAME ARG...           one `tilepipe run ARG...`
 #   ab NAME ARG...            `run ARG...` by the earlier binary and this one, alternating twice, so
 #                             drift in clocks or temperature falls on both alike
-#   mutants NAME W VARIANTS   each protocol bug of scripts/mutate.py through `run` on W
+#   mutants NAME [MUTANT...]  each protocol bug of scripts/mutate.py through check and run
 #   sass NAME W DTYPE VARIANT...  SASS listings (host-test fixtures)
 #   sweep NAME ARG...         one `tilepipe sweep ARG...`
 #   sanitize NAME TOOLS       compute-sanitizer TOOLS (racecheck,synccheck,memcheck) on a small suite
@@ -49,12 +49,9 @@ case $step in
       echo "--- $who exit $?"; summary "$d/$who.log" 30
     done ;;
   mutants)
-    w=$1; variants=$2
-    for m in $(python3 scripts/mutate.py --list | cut -d: -f1); do
-      python3 scripts/mutate.py "$m" "$d/k-$m" > /dev/null || { echo "mutate $m failed"; continue; }
-      TILEPIPE_KERNELS=$d/k-$m timeout 100 $bin run --workload "$w" --variants "$variants" --out "$d/$m" > "$d/$m.log" 2>&1
-      echo "--- $m: run exit $?"; summary "$d/$m.log" 14
-    done ;;
+    # each protocol bug of scripts/mutate.py (all, or those named) through check and run
+    TILEPIPE_BIN=$bin scripts/mutants.sh "$d" "$@" > "$d/mutants.log" 2>&1
+    echo "mutants exit $?"; grep -E "^===|^  (check|run|clean)" "$d/mutants.log" | cut -c1-240 ;;
   sass)
     w=$1; dt=$2; shift 2
     for v in "$@"; do

@@ -112,6 +112,13 @@ pub enum Error {
 
     #[error("queue lab: {0}")]
     Lab(String),
+
+    #[error("protocol monitor log: {0}")]
+    MonitorLog(String),
+
+    /// A monitored launch whose monitor recorded broken rules (the log says which, where).
+    #[error("{variant}: {log}")]
+    Protocol { variant: String, log: String },
 }
 
 impl Error {

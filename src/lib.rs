@@ -22,6 +22,7 @@ pub mod inspect;
 pub mod interrupt;
 pub mod meminfo;
 pub mod model;
+pub mod monitor;
 pub mod peers;
 pub mod pipeline;
 pub mod progress;

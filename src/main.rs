@@ -21,15 +21,16 @@ fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    // Ctrl-C: the first asks run, check and sweep to stop at the next kernel and keep what they
-    // measured (exit 130); a second one ends the process at once. Without a handler (it could not
-    // be installed) Ctrl-C simply ends the process.
-    let _ = ctrlc::set_handler(|| {
-        if tilepipe::interrupt::request() {
+    let cli = Cli::parse();
+    // Ctrl-C: the first asks the GPU commands to stop at the next kernel and keep what they
+    // measured (exit 130); a second one, or the first in a host-only command, ends the process at
+    // once (exit 130). Without a handler (it could not be installed) Ctrl-C simply ends the process.
+    let patient = cli.command.stops_between_kernels();
+    let _ = ctrlc::set_handler(move || {
+        if tilepipe::interrupt::request() || !patient {
             std::process::exit(130);
         }
     });
-    let cli = Cli::parse();
     match dispatch(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -128,6 +128,45 @@ fn compare_exits_by_the_threshold_on_two_recorded_runs() {
 }
 
 #[test]
+fn compare_refuses_another_problem_or_gpu_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = fixture("seam-before.json");
+    let mut other: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("seam-after.json")).unwrap())
+            .unwrap();
+    other["device"]["name"] = "NVIDIA H100 80GB HBM3".into();
+    let p = other["workload"]["problem"]
+        .as_str()
+        .unwrap()
+        .replace("x 4096", "x 1544");
+    other["workload"]["problem"] = p.into();
+    let new = dir.path().join("other.json");
+    std::fs::write(&new, other.to_string()).unwrap();
+    let refused = tilepipe()
+        .args(["compare", &base])
+        .arg(&new)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert_says(&refused, "no common ground");
+    assert_says(&refused, "different GPUs");
+    assert_says(&refused, "different problems");
+    let forced = tilepipe()
+        .args(["compare", &base])
+        .arg(&new)
+        .args(["--force", "--threshold", "50"])
+        .output()
+        .unwrap();
+    assert_eq!(forced.status.code(), Some(0));
+    let text = String::from_utf8(forced.stdout).unwrap();
+    assert!(text.contains("warning: different GPUs"), "{text}");
+    assert!(
+        text.contains(&format!("NEW: {}, made ", new.display())),
+        "{text}"
+    );
+}
+
+#[test]
 fn compare_refuses_bad_input_with_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nothing.json");
@@ -216,6 +255,24 @@ fn shards_of_a_recorded_sweep_merge_back_into_the_same_points() {
         .unwrap();
     assert_eq!(again.status.code(), Some(2));
     assert_says(&again, "is in both");
+
+    // an input that is no sweep's leaves the merged folder as it was: exit 2, nothing rewritten
+    let before = std::fs::read(out.join("sweep.jsonl")).unwrap();
+    let results = std::path::PathBuf::from(fixture("h200-run.json"));
+    let empty = root.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    for (bad, says) in [(&results, "`tilepipe report` reads it"), (&empty, "empty")] {
+        let refused = tilepipe()
+            .arg("merge")
+            .args([&inputs[0], bad])
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(refused.status.code(), Some(2));
+        assert_says(&refused, says);
+        assert_eq!(std::fs::read(out.join("sweep.jsonl")).unwrap(), before);
+    }
 }
 
 #[test]

@@ -266,7 +266,11 @@ fn markdown_is_one_github_table_under_a_summary() {
     let cells = |r: &str| r.replace("\\|", "").matches('|').count();
     assert!(rows.iter().all(|r| cells(r) == cells(rows[0])));
     assert!(md.contains("| 1.125 | slower (regression) | passed |"));
-    assert!(md.contains("- BASE: NVIDIA H200, copy ceiling 4262 GB/s"));
+    let base = md.lines().find(|l| l.starts_with("- BASE: ")).unwrap();
+    assert!(
+        base.contains(" UTC, NVIDIA H200, copy ceiling 4262 GB/s, "),
+        "{base}"
+    );
 }
 
 #[test]
@@ -336,8 +340,67 @@ fn csv_parses_back_one_row_per_variant() {
         ("slower", "true")
     );
     let v = row(&c, "tma-ws-s3-64k");
-    let median: f64 = slow[col("new_median_ms")].parse().unwrap();
-    assert_eq!(median, v.new.as_ref().unwrap().device.unwrap().median);
+    // one unit everywhere: the CSV's and the JSON's times are the table's microseconds
+    let median: f64 = slow[col("new_median_us")].parse().unwrap();
+    assert_eq!(median, v.new.as_ref().unwrap().device_us.unwrap().median);
+    let ms = after()
+        .variants
+        .iter()
+        .find(|v| v.name == "tma-ws-s3-64k")
+        .unwrap()
+        .timing
+        .as_ref()
+        .unwrap()
+        .device
+        .median;
+    assert!(
+        (median - ms * 1e3).abs() < 1e-9,
+        "{median} us against {ms} ms"
+    );
+    assert!(render::terminal(&c).contains(&format!("{median:.1}")));
+}
+
+#[test]
+fn a_verdict_on_a_timing_whose_clocks_moved_is_marked_unreliable() {
+    let (base, mut new) = (before(), after());
+    let t = variant(&mut new, "sync").timing.as_mut().unwrap();
+    let mut clocks = t.clocks.clone().expect("the recorded run read its clocks");
+    clocks.warning = Some("SM clock moved 1455..1935 MHz".into());
+    t.clocks = Some(clocks);
+    let c = compare(&base, &new, 5.0);
+    let sync = row(&c, "sync");
+    let why = sync.unreliable.as_deref().unwrap();
+    assert!(why.contains("NEW's clocks: SM clock moved"), "{why}");
+    let cells = render::cells(sync);
+    assert!(cells[4].ends_with("(clocks moved)"), "{cells:?}");
+    // the others keep a plain verdict
+    assert!(
+        c.variants
+            .iter()
+            .filter(|v| v.name != "sync")
+            .all(|v| v.unreliable.is_none()
+                || v.base.as_ref().and_then(|s| s.clocks.as_ref()).is_some()
+                || v.new.as_ref().and_then(|s| s.clocks.as_ref()).is_some())
+    );
+}
+
+#[test]
+fn each_side_is_named_by_its_file_and_date() {
+    let c = tilepipe::render::compare::compare_files(
+        (&before(), "base.json"),
+        (&after(), "new.json"),
+        5.0,
+    );
+    let text = render::terminal(&c);
+    let base = text.lines().find(|l| l.starts_with("BASE: ")).unwrap();
+    assert!(
+        base.starts_with("BASE: base.json, made 20") && base.contains(" UTC, "),
+        "{base}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("NEW: new.json, made ")),
+        "{text}"
+    );
 }
 
 #[test]
@@ -366,7 +429,11 @@ fn the_terminal_table_ends_in_the_summary() {
     let text = render::terminal(&c);
     assert_eq!(text.lines().last().unwrap(), c.summary());
     assert!(c.variants.iter().all(|v| text.contains(&v.name)));
-    assert!(text.starts_with("BASE: NVIDIA H200"));
+    let first = text.lines().next().unwrap();
+    assert!(
+        first.starts_with("BASE: 20") && first.contains(" UTC, NVIDIA H200, "),
+        "{first}"
+    );
 }
 
 fn gemm_fixture(name: &str) -> RunResults {

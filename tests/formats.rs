@@ -37,11 +37,40 @@ fn run_as_markdown_is_two_github_tables_and_the_warnings() {
     assert_eq!(rows.len(), 2 * (r.variants.len() + 2));
     for row in &rows {
         let cells = row.matches(" | ").count() + 1;
-        assert!(cells == 13 || cells == 10, "{row}");
+        assert!(cells == 13 || cells == 11, "{row}");
     }
     assert!(md.contains("\n- CLOCKS tma-ws-s2-64k: SM clock moved"));
     assert!(md.contains("\n- repeatability: sync measured again"));
     assert!(!md.contains("traced variant"), "no timeline in this run");
+}
+
+#[test]
+fn the_checking_builds_cost_stands_beside_the_clean_builds_resources() {
+    let mut r = run();
+    // a results.json from before the monitor has no checking build: shown as "-"
+    assert!(r.variants.iter().all(|v| v.checking.is_none()));
+    r.variants[0].checking = Some(tilepipe::gpu::FunctionResources {
+        registers: 96,
+        static_smem: 3328,
+        local_bytes: 0,
+        max_threads: 1024,
+    });
+    let md = formats::run::markdown(&r);
+    assert!(md.contains("| local B | checking build |"), "{md}");
+    let sync = md
+        .lines()
+        .find(|l| l.starts_with("| sync |") && l.contains("regs"))
+        .unwrap();
+    assert!(
+        sync.contains("| 96 regs, 3328 B static, 0 B local |"),
+        "{sync}"
+    );
+    let other = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| sync |"))
+        .find(|l| l.matches(" | ").count() + 1 == 11 && !l.contains("variant"))
+        .unwrap();
+    assert!(!other.contains(" regs, "), "{other}");
 }
 
 /// One CSV line's fields, a quoted field (one holding commas) as one.

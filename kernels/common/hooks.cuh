@@ -5,8 +5,9 @@
 #include "common/ptx.cuh"
 
 // Set by tilepipe with -D (defaults: a clean build):
-//   STRESS (bit 1: sleep in the producer, bit 2: in the consumer)   TRACE_TILES (0: no timeline)
+//   STRESS (bit 1: sleep at the producer's edge, bit 2: at the consumer's)   TRACE_TILES (0: no timeline)
 //   CONTROL (a deliberately broken protocol step, 0: none)   ONLY (stage probes, below)
+//   MONITOR (1: the protocol monitor, common/monitor.cuh, logging after Ctl::status's timeout words)
 //   L2_EVICT_LAST (1: a row build's staged copies, cp.async.cg, bulk and TMA, mark the lines they
 //   bring into L2 evict-last, the policy the direct builds' loads carry)
 #ifndef CONTROL
@@ -26,6 +27,9 @@
 #ifndef L2_EVICT_LAST
 #define L2_EVICT_LAST 0
 #endif
+#ifndef MONITOR
+#define MONITOR 0
+#endif
 
 #define CTL_SKIP_WAIT 1          // consumer reads a slot without waiting for its copy
 #define CTL_EARLY_RELEASE 2      // slot handed back before every reader finished
@@ -43,7 +47,7 @@
 // (engine::Ctl); both sides assert its size.
 struct Ctl {
     u64* trace;          // timeline records (TRACE_TILES > 0)
-    u32* status;         // [0] set on a timed-out wait; [1..5] block, stage, parity, role, step k
+    u32* status;         // [0] set on a timed-out wait; [1..5] block, stage, parity, role, step k; a monitor build's log from [8]
     u64 timeout_ns;      // bound on every mbarrier wait
     u32 seed;            // stress perturbation seed
     u32 trace_blocks;    // blocks that record a timeline
@@ -52,6 +56,13 @@ static_assert(sizeof(Ctl) == 32, "host and device disagree on Ctl");
 
 #define ROLE_PRODUCER 1
 #define ROLE_CONSUMER 2
+
+// Where a copy unit lies in its tensor, as a workload's copy plan says (plan_src, for the monitor):
+// tensor (0: X, 1: A, 2: B), row and column (elements), whether it lies past an edge (then it reads
+// nothing and lands as zeros), and the tensor's rows and columns.
+struct MonPlace {
+    int tensor, row, col, past, rows, cols;
+};
 
 __device__ __forceinline__ u32 mix(u32 h) {
     h ^= h >> 16;
@@ -62,13 +73,31 @@ __device__ __forceinline__ u32 mix(u32 h) {
     return h;
 }
 
-// Random-length sleeps widen race windows; each warp draws its own so warps drift apart.
-__device__ __forceinline__ void perturb(const Ctl& c, int k, int role) {
+// The protocol edges a stress build sleeps at. A launch sleeps at some of them, chosen by its seed
+// (one plan per launch, so runs with different seeds open different windows), in a pattern of
+// warps the seed also picks: a quarter of the (warp, step)s at random, one warp of each block at
+// every step (it falls behind the others), every warp but that one (it runs ahead), or every warp;
+// with sleeps up to 0.5, 4 or 32 us.
+#define EDGE_ACQUIRE 0        // producer: before it acquires a slot and issues a step into it
+#define EDGE_READ 1           // consumer: between the wait for a step and its first read
+#define EDGE_COMPUTE 2        // consumer: inside the compute body, between its passes over the slot
+#define EDGE_RELEASE 3        // consumer: between its last read of a step and the slot's release
+#define EDGE_AFTER_RELEASE 4  // consumer: after the release, before its next wait
+#define EDGES 5
+
+__device__ __forceinline__ void perturb(const Ctl& c, int k, int edge) {
 #if STRESS
-    if (STRESS & role) {
-        const u32 h = mix(c.seed ^ mix(blockIdx.x * 0x9E3779B9U + k) ^ ((threadIdx.x >> 5) * 0x85EBCA6BU) ^ role);
-        if ((h & 3U) == 0U) __nanosleep(64U + ((h >> 8) & 4095U));
-    }
+    if (!(STRESS & (edge == EDGE_ACQUIRE ? ROLE_PRODUCER : ROLE_CONSUMER))) return;
+    const u32 plan = mix(c.seed ^ 0x2545F491U);
+    const u32 edges = plan & ((1U << EDGES) - 1U);
+    if (!(((edges ? edges : (1U << EDGES) - 1U) >> edge) & 1U)) return;
+    const u32 warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    const u32 h = mix(c.seed ^ mix(blockIdx.x * 0x9E3779B9U + k) ^ (warp * 0x85EBCA6BU) ^ edge);
+    const u32 slow = mix(c.seed ^ (blockIdx.x * 0x27D4EB2FU)) % warps;
+    const u32 who = (plan >> EDGES) & 3U;
+    const bool sleep = who == 0 ? (h & 3U) == 0U : who == 1 ? warp == slow : who == 2 ? warp != slow : true;
+    const u32 span = 511U << (3U * ((plan >> (EDGES + 2)) % 3U));  // 0.5, 4 or 32 us at most
+    if (sleep) __nanosleep(64U + ((h >> 8) & span));
 #endif
 }
 

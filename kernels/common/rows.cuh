@@ -35,6 +35,7 @@ struct RowTiles {
     static constexpr int SLOT_BYTES = ((TILE_ROWS * ROW_BYTES) + 127) / 128 * 128;
     static constexpr int MAX_UNITS = TILE_ROWS * UNITS_ROW;
     static constexpr bool ZERO_FILL = false;  // every unit lies inside the view
+    static constexpr bool PLAN_CHECKED = true;
 
     const RowParams& p;
 
@@ -80,6 +81,19 @@ struct RowTiles {
     __device__ __forceinline__ Step step(int k) const {
         const int t = tile(k);
         return {reinterpret_cast<const char*>(tile_src(t)), p.row_stride * ESIZE, tile_rows(t)};
+    }
+
+    // (monitor) Copy unit u and row r of step k as the plan above defines them, from the tile's
+    // rows alone: the reference a copy's source is checked against.
+    __device__ __forceinline__ const char* plan_row(int k, int r, MonPlace& at) const {
+        const int row = tile(k) * TILE_ROWS + r;
+        at = {0, row, 0, row >= p.tokens, p.tokens, HIDDEN};
+        return at.past ? nullptr : reinterpret_cast<const char*>(p.x + (long long)row * p.row_stride);
+    }
+    __device__ __forceinline__ const char* plan_src(int k, int u, MonPlace& at) const {
+        const char* row = plan_row(k, u / UNITS_ROW, at);
+        at.col = u % UNITS_ROW * (COPY_BYTES / ESIZE);
+        return row ? row + u % UNITS_ROW * COPY_BYTES : nullptr;
     }
 
     // Step k's tile in X itself, which direct's compute body reads in place of a slot.

@@ -30,7 +30,7 @@ struct Gemm : GemmTiles {
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
-        perturb(p.ctl, k, ROLE_CONSUMER);
+        perturb(p.ctl, k, EDGE_COMPUTE);
         const u32 sa = smem_addr(slot), sb = sa + TileA::BYTES;
         const int lane = ctid & 31;
 #pragma unroll

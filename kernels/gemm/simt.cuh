@@ -30,7 +30,7 @@ struct Gemm : GemmTiles {
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int, Between between) {
         between();
-        perturb(p.ctl, k, ROLE_CONSUMER);
+        perturb(p.ctl, k, EDGE_COMPUTE);
         const unsigned char* sa = slot;
         const unsigned char* sb = slot + TileA::BYTES;
 #pragma unroll

@@ -36,7 +36,7 @@ struct Gemm : GemmTiles {
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
-        perturb(p.ctl, k, ROLE_CONSUMER);
+        perturb(p.ctl, k, EDGE_COMPUTE);
         const u32 sa = smem_addr(slot) + ctid / 128 * (BM / WGS) * 128, sb = smem_addr(slot) + TileA::BYTES;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -60,8 +60,8 @@ struct Gemm : GemmTiles {
 #endif
             }
         }
-        wgmma_commit();
-        wgmma_wait<0>();
+        mma_commit();
+        mma_wait<0>();
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll

@@ -4,9 +4,10 @@
 #pragma once
 
 template <class W>
-__device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid) {
+__device__ __forceinline__ void cpasync_issue(Mon& m, const W& w, int k, int s, int tid) {
     static_assert(!L2_EVICT_LAST || (COPY_BYTES == 16 && CP_CG && !W::ZERO_FILL), "the L2 hint is built for 16-byte .cg copies inside the data");
     if (!w.has(k)) return;  // draining: never copy past the last step
+    m.issue(k, s);
     const u32 slot = smem_addr(slot_ptr<W>(s));  // converted once per step, not per copy
     for_my_units(w, k, tid, [&](int, const char* src, int dst) {
         if constexpr (W::ZERO_FILL) {
@@ -30,11 +31,11 @@ __device__ __forceinline__ void cpasync_issue(const W& w, int k, int s, int tid)
 // Commits the group of step k. Past the last step the group is empty and still committed, so that
 // wait_group keeps counting one group per step while the pipeline drains.
 template <class W>
-__device__ __forceinline__ void commit_step(const W& w, int k) {
+__device__ __forceinline__ void commit_step(Mon& m, const W& w, int k) {
 #if CONTROL == CTL_DRAIN_NO_COMMIT
     if (!w.has(k)) return;
 #endif
-    cp_async_commit();
+    group_commit(m);
 }
 
 #if CONTROL == CTL_OVERFILL || CONTROL == CTL_EARLY_RELEASE
@@ -48,48 +49,52 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     const int tid = threadIdx.x, n = w.steps();
     const bool rec = tid == 0;
     const Ctl& c = w.ctl();
+    Mon m(c, n);
     RingState<STAGES> fill, read;  // the slot the next issue fills; the slot step k reads
     for (int s = 0; s < LEAD; ++s, fill.advance()) {
-        perturb(c, s, ROLE_PRODUCER);
+        perturb(c, s, EDGE_ACQUIRE);
         trace(c, s, EV_ISSUE, rec);
-        cpasync_issue(w, s, fill.slot(), tid);
+        cpasync_issue(m, w, s, fill.slot(), tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
-        commit_step(w, s);
+        commit_step(m, w, s);
 #endif
     }
     for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
 #if CONTROL == CTL_WAIT_SHORT
-        cp_async_wait<LEAD>();
+        group_wait<LEAD>(m);
 #elif CONTROL != CTL_SKIP_WAIT
-        cp_async_wait<LEAD - 1>();
+        group_wait<LEAD - 1>(m);
 #endif
 #if CONTROL == CTL_COMMIT_AFTER_WAIT
-        cp_async_commit();
+        group_commit(m);
 #endif
 #if CONTROL != CTL_NO_BARRIER
-        __syncthreads();
+        m.sync();
 #endif
         trace(c, k, EV_READY, rec);
 #if CONTROL == CTL_EARLY_RELEASE
         // the slot is refilled inside the compute body, while it is still being read
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot()), k, tid, [&] {
+        read_step(m, w, slot_ptr<W>(read.slot()), k, read.slot(), tid, [&] {
             trace(c, k + LEAD, EV_ISSUE, rec);
-            cpasync_issue(w, k + LEAD, fill.slot(), tid);
-            cp_async_commit();
+            cpasync_issue(m, w, k + LEAD, fill.slot(), tid);
+            group_commit(m);
         });
 #else
-        perturb(c, k + LEAD, ROLE_PRODUCER);
+        perturb(c, k + LEAD, EDGE_ACQUIRE);
         trace(c, k + LEAD, EV_ISSUE, rec);
-        cpasync_issue(w, k + LEAD, fill.slot(), tid);
+        cpasync_issue(m, w, k + LEAD, fill.slot(), tid);
 #if CONTROL != CTL_COMMIT_AFTER_WAIT
-        commit_step(w, k + LEAD);
+        commit_step(m, w, k + LEAD);
 #endif
+        perturb(c, k, EDGE_READ);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot()), k, tid, Nothing());
+        read_step(m, w, slot_ptr<W>(read.slot()), k, read.slot(), tid, Nothing());
 #endif
         trace(c, k, EV_COMPUTE_END, rec);
+        perturb(c, k, EDGE_RELEASE);
         trace(c, k, EV_RELEASE, rec);
     }
-    cp_async_wait<0>();
+    group_wait<0>(m);
+    m.drain(true, true);
 }

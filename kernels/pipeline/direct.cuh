@@ -17,12 +17,14 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     const int tid = threadIdx.x, n = w.steps();
     const bool rec = tid == 0;
     const Ctl& c = w.ctl();
+    Mon m(c, n);  // nothing to check but the walk: every step read once
     for (int k = 0; k < n; ++k) {
         trace(c, k, EV_ISSUE, rec);
         trace(c, k, EV_READY, rec);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(w.direct_slot(k), k, tid, Nothing());
+        read_step(m, w, w.direct_slot(k), k, 0, tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
         trace(c, k, EV_RELEASE, rec);
     }
+    m.drain(false, true);
 }

@@ -25,9 +25,10 @@ struct NotTriviallyCopyable {
 };
 
 template <class W, class Sync>
-__device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
+__device__ __forceinline__ void mca_copy(Mon& m, const W& w, int k, int s, Sync& sync) {
     const auto block = cooperative_groups::this_thread_block();
     if (!w.has(k)) return;
+    m.issue(k, s);
     const auto step = w.step(k);
     unsigned char* const slot = slot_ptr<W>(s);
     if constexpr (W::ZERO_FILL) {
@@ -42,6 +43,7 @@ __device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
     } else {
         const int rows = step.rows();
         for (int r = 0; r < rows; ++r) {
+            mon_source<true>(w, k, r, step.row_src(r));
             const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
             elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
 #if MCA_FORM == 0
@@ -58,6 +60,28 @@ __device__ __forceinline__ void mca_copy(const W& w, int k, int s, Sync& sync) {
 }
 
 #if MECH == MECH_MCA_PIPELINE
+// cuda::pipeline's operations, each as the monitor sees it.
+template <class P>
+__device__ __forceinline__ void pipe_acquire(Mon& m, P& pipe) {
+    pipe.producer_acquire();
+    m.pipeline_acquired();
+}
+template <class P>
+__device__ __forceinline__ void pipe_commit(Mon& m, P& pipe) {
+    pipe.producer_commit();
+    m.pipeline_committed();
+}
+template <class P>
+__device__ __forceinline__ void pipe_wait(Mon& m, P& pipe) {
+    pipe.consumer_wait();
+    m.pipeline_waited();
+}
+template <class P>
+__device__ __forceinline__ void pipe_release(Mon& m, P& pipe) {
+    pipe.consumer_release();
+    m.pipeline_released();
+}
+
 // cuda::pipeline (block scope): producer_acquire / producer_commit, consumer_wait / consumer_release.
 // Stages are acquired only for steps that exist, so no empty stage is committed while draining.
 template <class W>
@@ -67,62 +91,83 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     const int tid = threadIdx.x, n = w.steps();
     const bool rec = tid == 0;
     const Ctl& c = w.ctl();
+    Mon m(c, n);
     RingState<STAGES> fill, read;
     for (int s = 0; s < STAGES - 1 && s < n; ++s, fill.advance()) {
         trace(c, s, EV_ISSUE, rec);
-        pipe.producer_acquire();
-        mca_copy(w, s, fill.slot(), pipe);
-        pipe.producer_commit();
+        pipe_acquire(m, pipe);
+        mca_copy(m, w, s, fill.slot(), pipe);
+        pipe_commit(m, pipe);
     }
     for (int k = 0; k < n; ++k, read.advance()) {
         if (k + STAGES - 1 < n) {
-            perturb(c, k + STAGES - 1, ROLE_PRODUCER);
+            perturb(c, k + STAGES - 1, EDGE_ACQUIRE);
             trace(c, k + STAGES - 1, EV_ISSUE, rec);
-            pipe.producer_acquire();
-            mca_copy(w, k + STAGES - 1, fill.slot(), pipe);
-            pipe.producer_commit();
+            pipe_acquire(m, pipe);
+            mca_copy(m, w, k + STAGES - 1, fill.slot(), pipe);
+            pipe_commit(m, pipe);
             fill.advance();
         }
-        pipe.consumer_wait();
+        pipe_wait(m, pipe);
         trace(c, k, EV_READY, rec);
+        perturb(c, k, EDGE_READ);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot()), k, tid, Nothing());
+        read_step(m, w, slot_ptr<W>(read.slot()), k, read.slot(), tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
-        pipe.consumer_release();
+        perturb(c, k, EDGE_RELEASE);
+        pipe_release(m, pipe);
         trace(c, k, EV_RELEASE, rec);
+        perturb(c, k, EDGE_AFTER_RELEASE);
     }
+    m.drain(true, true);
 }
 #endif
 
 #if MECH == MECH_MCA_BARRIER
+typedef cuda::barrier<cuda::thread_scope_block> SlotBarrier;
+
+// The slot barriers' operations, each as the monitor sees it.
+__device__ __forceinline__ void slot_barrier_init(Mon& m, SlotBarrier* bar, int s) {
+    init(&bar[s], THREADS);
+    m.inited(s, THREADS);
+}
+__device__ __forceinline__ void slot_arrive_and_wait(Mon& m, SlotBarrier* bar, int s, int k) {
+    bar[s].arrive_and_wait();
+    m.arrived(s, k);
+}
+
 // cuda::barrier per slot: arrive_and_wait completes once every thread arrived and the copies landed;
 // bar.sync before each refill proves every reader of the slot is done.
 template <class W>
 __device__ __forceinline__ void run_pipeline(W& w) {
-    __shared__ cuda::barrier<cuda::thread_scope_block> bar[STAGES];
+    __shared__ SlotBarrier bar[STAGES];
     const int tid = threadIdx.x, n = w.steps();
     const bool rec = tid == 0;
     const Ctl& c = w.ctl();
+    Mon m(c, n);
     if (tid == 0) {
-        for (int s = 0; s < STAGES; ++s) init(&bar[s], THREADS);
+        for (int s = 0; s < STAGES; ++s) slot_barrier_init(m, bar, s);
     }
-    __syncthreads();
+    m.sync();
     RingState<STAGES> fill, read;
     for (int s = 0; s < STAGES - 1; ++s, fill.advance()) {
         trace(c, s, EV_ISSUE, rec);
-        mca_copy(w, s, fill.slot(), bar[fill.slot()]);
+        mca_copy(m, w, s, fill.slot(), bar[fill.slot()]);
     }
     for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
-        __syncthreads();
-        perturb(c, k + STAGES - 1, ROLE_PRODUCER);
+        m.sync();
+        perturb(c, k + STAGES - 1, EDGE_ACQUIRE);
         trace(c, k + STAGES - 1, EV_ISSUE, rec);
-        mca_copy(w, k + STAGES - 1, fill.slot(), bar[fill.slot()]);
-        bar[read.slot()].arrive_and_wait();
+        mca_copy(m, w, k + STAGES - 1, fill.slot(), bar[fill.slot()]);
+        slot_arrive_and_wait(m, bar, read.slot(), k);
         trace(c, k, EV_READY, rec);
+        perturb(c, k, EDGE_READ);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(read.slot()), k, tid, Nothing());
+        read_step(m, w, slot_ptr<W>(read.slot()), k, read.slot(), tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
+        perturb(c, k, EDGE_RELEASE);
         trace(c, k, EV_RELEASE, rec);
     }
+    m.drain(true, true);
 }
 #endif

@@ -16,6 +16,10 @@
 //                                       once its registers are its own (after setmaxnreg): where
 //                                       accumulators start, so none is live in the producer
 //   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
+//   PLAN_CHECKED, plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) whether copies are checked
+//                                       against the copy plan; unit u / row r of step k as the plan
+//                                       defines it, written plainly (nullptr past an edge), with where
+//                                       it lies in `at`: the reference a copy's source is checked against
 // One step fills one slot: an RMSNorm row tile, or a GEMM stage of A and B k-slices.
 //
 // Set by tilepipe with -D: MECH (below), STAGES (slots), CONSUMERS (threads that compute),
@@ -66,6 +70,8 @@ static_assert(FOLD == 1 || SPLIT == 1, "a build folds or splits its threads, not
 #define NWARPS_C (CONSUMERS / 32)
 static_assert(CONSUMERS % 32 == 0, "consumers come in whole warps");
 
+#include "common/monitor.cuh"
+
 extern __shared__ __align__(128) unsigned char dyn_smem[];
 
 template <class W>
@@ -103,16 +109,28 @@ struct PerThread {
 __device__ __forceinline__ int copy_unit(int tid, int i) { return (tid + 32) % CONSUMERS + i * CONSUMERS; }
 
 // Calls f(i, src, dst) for each of this thread's copy units of step k: its i-th, from src, to byte
-// dst of the slot.
-template <class W, class F>
+// dst of the slot. READS: f reads src (the monitor checks it against the copy plan).
+template <bool READS = true, class W, class F>
 __device__ __forceinline__ void for_my_units(const W& w, int k, int tid, F f) {
     const auto step = w.step(k);
     const int units = step.units();
 #pragma unroll
     for (int i = 0; i < PerThread<W>::UNITS; ++i) {
         const int u = copy_unit(tid, i);
-        if (u < units) f(i, step.unit_src(u), step.unit_dst(u));
+        if (u < units) {
+            const char* src = step.unit_src(u);
+            if (READS) mon_source<false>(w, k, u, src);
+            f(i, src, step.unit_dst(u));
+        }
     }
+}
+
+// The compute body on step k in `slot` (slot index s), its reads seen by the monitor.
+template <class W, class Between>
+__device__ __forceinline__ void read_step(Mon& m, W& w, const unsigned char* slot, int k, int s, int ctid, Between between) {
+    m.read(k, s);
+    w.consume(slot, k, ctid, between);
+    m.read_done(k, s);
 }
 
 struct Nothing {

@@ -13,67 +13,96 @@
 #define REGS_CONSUMER 0
 #endif
 
+// The ring's operations on its barriers, each as the monitor sees it (barrier ids: full[s] is s,
+// empty[s] is STAGES + s). A bounded wait: the consumer's on full[s] for step k's copies, the
+// producer's on empty[s] for the release of step k - STAGES before it refills the slot.
+__device__ __forceinline__ bool ring_wait(Mon& m, const Ctl& c, u64* bar, u32 parity, int s, int role, int k) {
+    const bool ok = wait_phase(c, bar, parity, s, role, k);
+    if (role == ROLE_PRODUCER) m.waited(STAGES + s, parity, k - STAGES, ok);
+    else m.waited(s, parity, k, ok);
+    return ok;
+}
+// Arms full[s] for step k: arrives, announcing the bytes its copies will complete.
+__device__ __forceinline__ void ring_arm(Mon& m, u64* full, int s, int k, u32 bytes) {
+    mbar_arrive_expect_tx(full, bytes);
+    m.armed(s, k, (int)bytes);
+}
+// A consumer warp's release of slot s after step k.
+__device__ __forceinline__ void ring_release(Mon& m, u64* empty, int s, int k) {
+    mbar_arrive(empty);
+    m.released(s, k);
+}
+
 // Issues step k into the producer's slot, unless its slot never came back. A whole warp calls it:
 // every lane waits for the slot, so no lane spins on one barrier while its warp-mates spin on
 // another; lane 0 arms full[s], and for bulk the lanes share the row copies.
 template <class W>
-__device__ __forceinline__ void produce(const W& w, u64* full, u64* empty, int k, RingState<STAGES> st) {
+__device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empty, int k, RingState<STAGES> st) {
     if (!w.has(k)) return;
     const Ctl& c = w.ctl();
     const int s = st.slot(), lane = threadIdx.x & 31;
     const auto step = w.step(k);
-    if (k >= STAGES && !__all_sync(0xffffffffU, wait_phase(c, &empty[s], st.phase() ^ 1U, s, ROLE_PRODUCER, k)))
+    perturb(c, k, EDGE_ACQUIRE);
+    if (k >= STAGES && !__all_sync(0xffffffffU, ring_wait(m, c, &empty[s], st.phase() ^ 1U, s, ROLE_PRODUCER, k)))
         return;
-    perturb(c, k, ROLE_PRODUCER);
+    m.issue(k, s);
     trace(c, k, EV_ISSUE, lane == 0);
     if (lane == 0) {
 #if CONTROL == CTL_NO_EXPECT_TX
         mbar_arrive(&full[s]);
+        m.armed(s, k, 0);
 #elif MECH == MECH_TMA
         // the whole boxes: elements past the tensor's edges arrive zero-filled and count
-        mbar_arrive_expect_tx(&full[s], w.tma_bytes() + (CONTROL == CTL_TX_LONG) * 16 - (CONTROL == CTL_TX_SHORT) * 16);
+        ring_arm(m, &full[s], s, k, w.tma_bytes() + (CONTROL == CTL_TX_LONG) * 16 - (CONTROL == CTL_TX_SHORT) * 16);
 #else
-        mbar_arrive_expect_tx(&full[s], step.rows() * step.row_bytes());
+        ring_arm(m, &full[s], s, k, step.rows() * step.row_bytes());
 #endif
 #if MECH == MECH_TMA
         w.tma_load(slot_ptr<W>(s), k, &full[s]);
+        m.copied(s, k, (int)w.tma_bytes());
 #endif
     }
 #if MECH == MECH_BULK
     __syncwarp();  // the bytes are announced before any row copy can complete them
     for (int r = lane; r < step.rows(); r += 32) {
+        mon_source<true>(w, k, r, step.row_src(r));
         if (L2_EVICT_LAST)
             bulk_copy_g2s_hint(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s], l2_evict_last_policy());
         else
             bulk_copy_g2s(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s]);
+        m.copied(s, k, step.row_bytes());
     }
 #endif
+    m.published(s, k);
 }
 
 // Consumes step k: wait full, compute, release. After an abort it computes on whatever the slot
 // holds, keeping every barrier's participants together.
 template <class W>
-__device__ __forceinline__ void consume(W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec) {
+__device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec) {
     const Ctl& c = w.ctl();
     const int s = st.slot();
 #if CONTROL == CTL_WRONG_PARITY
-    wait_phase(c, &full[s], st.phase() ^ 1U, s, ROLE_CONSUMER, k);
+    ring_wait(m, c, &full[s], st.phase() ^ 1U, s, ROLE_CONSUMER, k);
 #elif CONTROL != CTL_SKIP_WAIT
-    wait_phase(c, &full[s], st.phase(), s, ROLE_CONSUMER, k);
+    ring_wait(m, c, &full[s], st.phase(), s, ROLE_CONSUMER, k);
 #endif
     trace(c, k, EV_READY, rec);
+    perturb(c, k, EDGE_READ);
 #if CONTROL == CTL_EARLY_RELEASE
     __syncwarp();
-    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k);
 #endif
     trace(c, k, EV_COMPUTE_BEGIN, rec);
-    w.consume(slot_ptr<W>(s), k, ctid, Nothing());
+    read_step(m, w, slot_ptr<W>(s), k, s, ctid, Nothing());
     trace(c, k, EV_COMPUTE_END, rec);
+    perturb(c, k, EDGE_RELEASE);
 #if CONTROL != CTL_EARLY_RELEASE
     __syncwarp();
-    if ((ctid & 31) == 0) mbar_arrive(&empty[s]);
+    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k);
 #endif
     trace(c, k, EV_RELEASE, rec);
+    perturb(c, k, EDGE_AFTER_RELEASE);
 }
 
 template <class W>
@@ -81,25 +110,28 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     __shared__ __align__(8) u64 full[STAGES];
     __shared__ __align__(8) u64 empty[STAGES];
     const int tid = threadIdx.x, n = w.steps();
+    Mon m(w.ctl(), n);
     if (tid == 0) {
 #if MECH == MECH_TMA
         w.tma_prefetch();
 #endif
         for (int s = 0; s < STAGES; ++s) {
-            mbar_init(&full[s], 1);
-            mbar_init(&empty[s], NWARPS_C);
+            bar_init(m, &full[s], s, 1);
+            bar_init(m, &empty[s], STAGES + s, NWARPS_C);
         }
-        fence_mbar_init();
+        bar_fence(m);
     }
-    __syncthreads();
+    m.sync();
     RingState<STAGES> fill, read;
 #if WS
     if (tid >= CONSUMERS) {  // the producer's first warp runs ahead by up to STAGES steps
 #if REGS_PRODUCER
         setmaxnreg_dec<REGS_PRODUCER>();
 #endif
-        if (tid < CONSUMERS + 32)
-            for (int k = 0; k < n; ++k, fill.advance()) produce(w, full, empty, k, fill);
+        if (tid < CONSUMERS + 32) {
+            for (int k = 0; k < n; ++k, fill.advance()) produce(m, w, full, empty, k, fill);
+            m.drain(true, false);
+        }
         // leaves the kernel here: a path that rejoined the consumers' would keep their
         // accumulators live through the producer's code (spilled at its register budget)
         exit_thread();
@@ -108,17 +140,19 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     setmaxnreg_inc<REGS_CONSUMER>();
 #endif
     w.begin();
-    for (int k = 0; k < n; ++k, read.advance()) consume(w, full, empty, k, read, tid, tid == 0);
+    for (int k = 0; k < n; ++k, read.advance()) consume(m, w, full, empty, k, read, tid, tid == 0);
+    m.drain(false, true);
 #else
     const bool producer = tid < 32;  // warp 0 produces, then consumes with the others
     w.begin();
     for (int k = 0; k < STAGES - 1; ++k, fill.advance())
-        if (producer) produce(w, full, empty, k, fill);
+        if (producer) produce(m, w, full, empty, k, fill);
     for (int k = 0; k < n; ++k, fill.advance(), read.advance()) {
         // warp 0 refills the slot of step k-1 once all warps released it
-        if (producer) produce(w, full, empty, k + STAGES - 1, fill);
-        consume(w, full, empty, k, read, tid, tid == 0);
+        if (producer) produce(m, w, full, empty, k + STAGES - 1, fill);
+        consume(m, w, full, empty, k, read, tid, tid == 0);
     }
+    m.drain(producer, true);
 #endif
 #if CONTROL
     // A broken completion protocol can leave copies in flight at exit, and a bulk copy landing in

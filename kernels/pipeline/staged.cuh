@@ -29,10 +29,12 @@ __device__ __forceinline__ void stage_load(const W& w, int k, int tid, Staged<W>
     });
 }
 
+// Stores step k into slot s: the issue of a register-staged pipeline.
 template <class W>
-__device__ __forceinline__ void stage_store(const W& w, int k, int s, int tid, const Staged<W>& st) {
+__device__ __forceinline__ void stage_store(Mon& m, const W& w, int k, int s, int tid, const Staged<W>& st) {
+    m.issue(k, s);
     unsigned char* const slot = slot_ptr<W>(s);
-    for_my_units(w, k, tid, [&](int i, const char*, int dst) { *reinterpret_cast<typename Staged<W>::T*>(slot + dst) = st.v[i]; });
+    for_my_units<false>(w, k, tid, [&](int i, const char*, int dst) { *reinterpret_cast<typename Staged<W>::T*>(slot + dst) = st.v[i]; });
 }
 
 #if MECH == MECH_SYNC
@@ -42,19 +44,24 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     const int tid = threadIdx.x, n = w.steps();
     const bool rec = tid == 0;
     const Ctl& c = w.ctl();
+    Mon m(c, n);
     for (int k = 0; k < n; ++k) {
         Staged<W> st;
         trace(c, k, EV_ISSUE, rec);
         stage_load(w, k, tid, st);
-        stage_store(w, k, 0, tid, st);
-        __syncthreads();
+        perturb(c, k, EDGE_ACQUIRE);
+        stage_store(m, w, k, 0, tid, st);
+        m.sync();
         trace(c, k, EV_READY, rec);
+        perturb(c, k, EDGE_READ);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(0), k, tid, Nothing());
+        read_step(m, w, slot_ptr<W>(0), k, 0, tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
-        __syncthreads();
+        perturb(c, k, EDGE_RELEASE);
+        m.sync();
         trace(c, k, EV_RELEASE, rec);
     }
+    m.drain(true, true);
 }
 #endif
 
@@ -66,21 +73,26 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     const int tid = threadIdx.x, n = w.steps();
     const bool rec = tid == 0;
     const Ctl& c = w.ctl();
+    Mon m(c, n);
     RingState<2> ring;
     Staged<W> st;
     trace(c, 0, EV_ISSUE, rec);
     stage_load(w, 0, tid, st);
     for (int k = 0; k < n; ++k, ring.advance()) {
-        stage_store(w, k, ring.slot(), tid, st);
-        __syncthreads();
+        perturb(c, k, EDGE_ACQUIRE);
+        stage_store(m, w, k, ring.slot(), tid, st);
+        m.sync();
         trace(c, k, EV_READY, rec);
         trace(c, k + 1, EV_ISSUE, rec);
         stage_load(w, k + 1, tid, st);
+        perturb(c, k, EDGE_READ);
         trace(c, k, EV_COMPUTE_BEGIN, rec);
-        w.consume(slot_ptr<W>(ring.slot()), k, tid, Nothing());
+        read_step(m, w, slot_ptr<W>(ring.slot()), k, ring.slot(), tid, Nothing());
         trace(c, k, EV_COMPUTE_END, rec);
+        perturb(c, k, EDGE_RELEASE);
         trace(c, k, EV_RELEASE, rec);
     }
+    m.drain(true, true);
 }
 #endif
 
@@ -89,9 +101,10 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 template <class W>
 __device__ __forceinline__ void run_compute_only(W& w) {
     const int tid = threadIdx.x, n = w.steps();
+    Mon m(w.ctl(), n);
     Staged<W> st;
     stage_load(w, 0, tid, st);
-    stage_store(w, 0, 0, tid, st);
-    __syncthreads();
+    stage_store(m, w, 0, 0, tid, st);
+    m.sync();
     for (int k = 0; k < n; ++k) w.consume(slot_ptr<W>(0), k, tid, Nothing());
 }

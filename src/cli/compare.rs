@@ -1,6 +1,6 @@
-//! `tilepipe compare BASE NEW`: two saved runs of one workload side by side (host only). Exit 1 on
-//! a regression, 2 on input that is not two readable results.json of one workload, so a CI job
-//! can tell the two apart.
+//! `tilepipe compare BASE NEW`: two saved runs of one problem side by side (host only). Exit 1 on
+//! a regression, 2 on input that is not two readable results.json of one workload, problem and GPU
+//! model (`--force` compares other problems or GPUs anyway), so a CI job can tell the two apart.
 
 use super::args::Format;
 use super::print;
@@ -29,6 +29,10 @@ pub struct CompareArgs {
     /// Also writes compare.html here: the table and each variant's NEW/BASE ratio as a chart.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Compare runs of different problems (shape, precision) or GPU models anyway; the output
+    /// says what differs above the table.
+    #[arg(long)]
+    force: bool,
 }
 
 fn percent(s: &str) -> Result<f64, String> {
@@ -58,7 +62,19 @@ pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
         ))
         .into());
     }
-    let c = compare::compare(&base, &new, a.threshold);
+    let differ = compare::mismatches(&base, &new);
+    if !differ.is_empty() && !a.force {
+        return Err(Error::InvalidArgument(format!(
+            "BASE and NEW are no common ground for ratios: {}; compare takes two runs of one problem on one GPU model (--force compares them anyway)",
+            differ.join("; ")
+        ))
+        .into());
+    }
+    let c = compare::compare_files(
+        (&base, &a.base.display().to_string()),
+        (&new, &a.new.display().to_string()),
+        a.threshold,
+    );
     let text = match a.format {
         Format::Table => render::terminal(&c),
         Format::Markdown => render::markdown(&c),

@@ -62,3 +62,40 @@ pub enum Command {
     /// The queue lab: an analogy for outstanding tiles (host only).
     Lab(lab::LabArgs),
 }
+
+impl Command {
+    /// Whether the command stops at its next kernel on a first Ctrl-C, keeping what it measured.
+    /// The others (host only) write each file whole, beside it and then renamed over it, so
+    /// ending them at once leaves every existing file as it was.
+    pub fn stops_between_kernels(&self) -> bool {
+        matches!(
+            self,
+            Command::Run(_)
+                | Command::Check(_)
+                | Command::Probe(_)
+                | Command::Timeline(_)
+                | Command::Sweep(_)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn only_the_gpu_commands_wait_for_the_next_kernel_on_ctrl_c() {
+        let parse = |args: &[&str]| Cli::try_parse_from(args).unwrap().command;
+        assert!(parse(&["tilepipe", "run"]).stops_between_kernels());
+        assert!(parse(&["tilepipe", "check"]).stops_between_kernels());
+        assert!(parse(&["tilepipe", "sweep", "--out", "d"]).stops_between_kernels());
+        for host in [
+            &["tilepipe", "merge", "a.jsonl", "--out", "d"][..],
+            &["tilepipe", "compare", "a.json", "b.json"],
+            &["tilepipe", "report", "a.json"],
+        ] {
+            assert!(!parse(host).stops_between_kernels(), "{host:?}");
+        }
+    }
+}

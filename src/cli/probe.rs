@@ -21,6 +21,9 @@ pub struct ProbeArgs {
     /// Random sleeps: 1 producer, 2 consumer, 3 both.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=3))]
     stress: u32,
+    /// A protocol-monitor build: a run whose monitor records a broken rule fails with it.
+    #[arg(long)]
+    monitor: bool,
     /// Blocks to launch (default: the persistent grid).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
     blocks: Option<u32>,
@@ -50,6 +53,7 @@ impl Visitor for ProbeArgs {
         let case = Case::new("probe", p, grid);
         let instrument = Instrument {
             stress: a.stress,
+            monitor: a.monitor,
             ..Instrument::CLEAN
         };
         let done = std::cell::Cell::new(0);

@@ -10,9 +10,9 @@ use crate::workload::{KernelSource, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// The PTX wrappers, the hooks and element types every kernel shares, the row-tile producer, and
-/// one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 10] = [
+/// The PTX wrappers, the hooks and element types every kernel shares, the protocol monitor, the
+/// row-tile producer, and one pipeline template per mechanism.
+pub const HEADERS: [(&str, &str); 11] = [
     (
         "common/ptx.cuh",
         include_str!("../../kernels/common/ptx.cuh"),
@@ -20,6 +20,10 @@ pub const HEADERS: [(&str, &str); 10] = [
     (
         "common/hooks.cuh",
         include_str!("../../kernels/common/hooks.cuh"),
+    ),
+    (
+        "common/monitor.cuh",
+        include_str!("../../kernels/common/monitor.cuh"),
     ),
     (
         "common/elem.cuh",

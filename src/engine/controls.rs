@@ -6,6 +6,7 @@
 
 use super::validate::{Lineup, result_of, validate_case};
 use super::{Engine, Ready, isolate};
+use crate::pipeline::Instrument;
 use crate::results::{ControlRuns, Grid, Status};
 use crate::verdict::tally::{Process, Tally};
 use crate::workload::{Case, Workload};
@@ -98,7 +99,7 @@ pub fn runs_in_children<W: Workload>(
     w: &W,
     name: &str,
     case: &Case<W::Problem>,
-    stress: u32,
+    instrument: Instrument,
     (runs, seed): (usize, u64),
 ) -> Result<ControlRuns> {
     let exe = std::env::current_exe().map_err(|e| Error::io("current executable", e))?;
@@ -111,9 +112,12 @@ pub fn runs_in_children<W: Workload>(
             .arg(name)
             .args(["--workload", w.name()])
             .args(w.problem_args(&case.problem))
-            .args(["--stress", &stress.to_string(), "--quiet"])
+            .args(["--stress", &instrument.stress.to_string(), "--quiet"])
             .args(["--runs", &(runs - done).to_string()])
             .args(["--seed", &(seed ^ (0xC41D + done as u64)).to_string()]);
+        if instrument.monitor {
+            probe.arg("--monitor");
+        }
         if let Grid::Fixed(b) = case.grid {
             probe.args(["--blocks", &b.to_string()]);
         }

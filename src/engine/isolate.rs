@@ -36,10 +36,18 @@ pub fn with_switch(mut args: Vec<String>, flag: &str, short: &str) -> Vec<String
     args
 }
 
-/// `command` without any `--child-results FILE`, then `extra`, then child mode writing to `file`,
-/// quietly.
+/// `command` without any `--child-results FILE` and without the flags `extra` sets (a child of a
+/// child gets the newer value once: clap refuses a repeated flag), then `extra`, then child mode
+/// writing to `file`, quietly.
 pub fn args(command: &[String], extra: &[String], file: &Path) -> Vec<String> {
-    let mut out = without(command, &[RESULTS_FLAG]);
+    let mut flags = vec![RESULTS_FLAG];
+    flags.extend(
+        extra
+            .iter()
+            .filter(|a| a.starts_with("--"))
+            .map(String::as_str),
+    );
+    let mut out = without(command, &flags);
     out.extend(extra.iter().cloned());
     out.extend([RESULTS_FLAG.to_string(), file.display().to_string()]);
     with_switch(out, "--quiet", "-q")
@@ -183,6 +191,21 @@ mod tests {
                 "--child-results",
                 "/tmp/c.json",
             ]
+        );
+        // a second fault: the child's own --exclude gives way to the longer list
+        let mut again = argv.clone();
+        again.extend(["--exclude", "x,y", "--from-group", "1"].map(String::from));
+        let extra = ["--exclude", "x,y,z", "--from-group", "2"].map(String::from);
+        let got = args(&again, &extra, Path::new("/tmp/e.json"));
+        assert_eq!(got.iter().filter(|a| *a == "--exclude").count(), 1);
+        assert_eq!(got.iter().filter(|a| *a == "--from-group").count(), 1);
+        assert!(
+            got.windows(2).any(|w| w == ["--exclude", "x,y,z"]),
+            "{got:?}"
+        );
+        assert!(
+            got.windows(2).any(|w| w == ["--from-group", "2"]),
+            "{got:?}"
         );
         let loud = args(&argv[..4], &[], Path::new("/tmp/d.json"));
         assert_eq!(loud.last().map(String::as_str), Some("--quiet"));

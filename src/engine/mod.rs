@@ -20,6 +20,7 @@ pub use time::TimingOptions;
 
 use crate::clocks;
 use crate::gpu::{self, DevBuf, DeviceInfo, Gpu, Kernel, cache::Cache};
+use crate::monitor;
 use crate::pipeline::Ctl;
 use crate::progress::Progress;
 use crate::results::{SuiteReport, TestResult};
@@ -36,7 +37,8 @@ pub const WAIT_TIMEOUT_NS: u64 = 100_000_000;
 
 pub struct Engine {
     pub gpu: Gpu,
-    /// The in-kernel waits' status word (`report_timeout` in kernels/common/hooks.cuh).
+    /// The in-kernel waits' status words (`report_timeout` in kernels/common/hooks.cuh), then a
+    /// monitor build's log.
     status: Mutex<DevBuf>,
     /// Bound on each in-kernel wait (ns); `probe` raises it under compute-sanitizer.
     wait_timeout_ns: u64,
@@ -104,7 +106,7 @@ impl Engine {
         let smem_poison = load(build::POISON)?;
         let hold = load(build::HOLD)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
-        let status = Mutex::new(gpu.alloc(32, "the status word")?);
+        let status = Mutex::new(gpu.alloc(monitor::STATUS_BYTES, "the status words")?);
         if let Some(dir) = build::source_dir() {
             progress.note(&sources_note(&dir));
         }
@@ -220,7 +222,7 @@ impl Engine {
         self.wait_timeout_ns = ms * 1_000_000;
     }
 
-    /// Clears the wait status before a checked launch.
+    /// Clears the wait status (and the monitor's log) before a checked launch.
     pub fn clear_status(&self) -> Result<()> {
         self.gpu
             .fill(&mut self.status.lock().expect("status lock"), 0)
@@ -229,10 +231,8 @@ impl Engine {
     /// Fails with the block, stage and phase of the first in-kernel wait that timed out, as the
     /// kernel wrote them to its status word (`report_timeout` in kernels/common/hooks.cuh).
     pub fn check_status(&self, variant: &str) -> Result<()> {
-        let raw = self
-            .gpu
-            .download(&self.status.lock().expect("status lock"))?;
-        let w: Vec<u32> = raw
+        let raw = self.status()?;
+        let w: Vec<u32> = raw[..monitor::STATUS_WORDS * 4]
             .chunks_exact(4)
             .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
             .collect();
@@ -251,6 +251,39 @@ impl Engine {
             });
         }
         Ok(())
+    }
+
+    fn status(&self) -> Result<Vec<u8>> {
+        self.gpu.download(&self.status.lock().expect("status lock"))
+    }
+
+    /// After a monitored launch whose in-kernel waits ended as `waited` says: every violation its
+    /// log recorded as an error (before a wait's timeout, which is often their consequence: the
+    /// message has both), else the timeout, else the log proved to cover `blocks` blocks that own
+    /// work and `steps` steps of each consumer thread.
+    pub fn check_monitor(
+        &self,
+        variant: &str,
+        (blocks, steps): (u32, u64),
+        waited: Result<()>,
+    ) -> Result<monitor::Log> {
+        let log = monitor::decode(&self.status()?);
+        if let Ok(log) = &log
+            && !log.is_clean()
+        {
+            let then = match &waited {
+                Err(timeout) => format!("\n  then: {timeout}"),
+                Ok(()) => String::new(),
+            };
+            return Err(Error::Protocol {
+                variant: variant.to_string(),
+                log: format!("{log}{then}"),
+            });
+        }
+        waited?;
+        let log = log?;
+        log.covers(blocks, steps * u64::from(log.build.consumers))?;
+        Ok(log)
     }
 
     /// Before a validation launch: the L2 overwritten (inputs come from device memory) and every

@@ -195,26 +195,27 @@ impl<W: Workload> Ready<W> {
         )
     }
 
-    /// One validation launch with stress seed `seed`: see `run_checked_with`.
+    /// One validation launch of `blocks` blocks on `p` (what `d` holds) with stress seed `seed`:
+    /// see `run_checked_with`.
     pub fn run_checked(
         &self,
         e: &Engine,
         w: &W,
-        d: &mut W::Buffers,
+        (d, p): (&mut W::Buffers, &W::Problem),
         blocks: u32,
         seed: u32,
     ) -> Result<Vec<u8>> {
-        self.run_checked_with(e, w, d, blocks, e.ctl(seed))
+        self.run_checked_with(e, w, (d, p), blocks, e.ctl(seed))
     }
 
     /// One validation launch: the output poisoned (NaN), the wait status cleared, the L2 scrubbed
-    /// and every SM's shared memory poisoned first; waits (bounded), surfaces in-kernel timeouts
-    /// and faults, returns the output.
+    /// and every SM's shared memory poisoned first; waits (bounded), surfaces in-kernel timeouts,
+    /// faults and (a monitor build) broken protocol rules, returns the output.
     pub fn run_checked_with(
         &self,
         e: &Engine,
         w: &W,
-        d: &mut W::Buffers,
+        (d, p): (&mut W::Buffers, &W::Problem),
         blocks: u32,
         ctl: Ctl,
     ) -> Result<Vec<u8>> {
@@ -224,7 +225,14 @@ impl<W: Workload> Ready<W> {
         let params = w.params(&e.gpu, d, &self.job.variant, ctl)?;
         self.launch(e, blocks, &params)?;
         e.gpu.finish(self.name(), HANG_LIMIT)?;
-        e.check_status(self.name())?;
+        let waited = e.check_status(self.name());
+        if self.job.instrument.monitor {
+            let (tiles, steps) = w.walk(&self.job.variant, p);
+            let owning = u64::from(blocks).min(tiles) as u32;
+            e.check_monitor(self.name(), (owning, tiles * steps), waited)?;
+        } else {
+            waited?;
+        }
         e.gpu.download(w.output(d))
     }
 }

@@ -60,7 +60,7 @@ pub fn capture<W: Workload>(
         let (c, t) = (&pair[0], &pair[1]);
         e.progress.step(c.name());
         let blocks = c.grid(w, e, p, Grid::Persistent);
-        let clean_out = c.run_checked(e, w, &mut d, blocks, 0)?;
+        let clean_out = c.run_checked(e, w, (&mut d, p), blocks, 0)?;
         let clean = w.params(&e.gpu, &d, c.variant(), e.ctl(0))?;
         let clean_ms = time_kernel(e, c, blocks, &[clean], &TIMING)?.device.median;
         let mut ctl = e.ctl(0);
@@ -70,7 +70,7 @@ pub fn capture<W: Workload>(
         let instrumented_ms = time_kernel(e, t, blocks, &[traced], &TIMING)?.device.median;
         e.gpu.fill(&mut trace, 0)?;
         // one more launch, validated, whose record is kept
-        let got = t.run_checked_with(e, w, &mut d, blocks, ctl)?;
+        let got = t.run_checked_with(e, w, (&mut d, p), blocks, ctl)?;
         let clean_verdicts = w.judge(&clean_out, &x, Refs::default());
         let refs = Refs {
             twin: Some((&clean_out, &clean_verdicts)),

@@ -86,7 +86,7 @@ pub fn validate_case<W: Workload>(
             continue;
         }
         let blocks = r.grid(w, e, &case.problem, case.grid);
-        let out = match r.run_checked(e, w, &mut buffers, blocks, seed as u32) {
+        let out = match r.run_checked(e, w, (&mut buffers, &case.problem), blocks, seed as u32) {
             Ok(out) => out,
             Err(err) => {
                 let stop = fail(e, &mut results[i], r.name(), &case.name, err);
@@ -137,7 +137,7 @@ pub fn validate_case<W: Workload>(
 /// nothing more can run here: a hang (the kernel still holds the GPU) or a lost context.
 fn fail(e: &Engine, r: &mut VariantResult, name: &str, case: &str, err: Error) -> Option<Error> {
     match err {
-        err @ Error::WaitTimeout { .. } => {
+        err @ (Error::WaitTimeout { .. } | Error::Protocol { .. } | Error::MonitorLog(_)) => {
             r.fail(Status::Failed, format!("{case}: {err}"));
             None
         }
@@ -175,6 +175,7 @@ pub fn result_of<W: Workload>(w: &W, v: &Variant<W::Shape>, p: &W::Problem) -> V
         sass: None,
         math: None,
         completion: w.completion(v, p),
+        checking: None,
         validation: Vec::new(),
         timing: None,
         perf: None,

@@ -1,6 +1,7 @@
 //! What a build adds to a pipeline to check or watch it (`kernels/common/hooks.cuh`): random
-//! sleeps at its protocol edges, a timeline record of sampled blocks, one stage alone. A clean
-//! build has none of them, and only a clean build is timed as the variant.
+//! sleeps at its protocol edges, the protocol monitor (`kernels/common/monitor.cuh`), a timeline
+//! record of sampled blocks, one stage alone. A clean build has none of them, and only a clean
+//! build is timed as the variant.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +16,9 @@ pub struct Instrument {
     pub trace_tiles: u32,
     /// 0: the whole pipeline; 1: the copy stage alone; 2: the compute stage alone (model probes).
     pub only: u32,
+    /// The protocol monitor checks every edge (`crate::monitor`); its launches need a status
+    /// buffer of `monitor::STATUS_BYTES`.
+    pub monitor: bool,
 }
 
 impl Instrument {
@@ -23,13 +27,16 @@ impl Instrument {
         stress: 0,
         trace_tiles: 0,
         only: 0,
+        monitor: false,
     };
 
-    /// The build with random sleeps in producer and consumer.
+    /// The checking build: random sleeps in producer and consumer open the windows a race needs,
+    /// and the monitor finds a broken protocol rule whether or not the data shows it.
     pub const STRESSED: Instrument = Instrument {
         stress: STRESS_BOTH,
         trace_tiles: 0,
         only: 0,
+        monitor: true,
     };
 
     /// A build that records `tiles` steps of each sampled block.

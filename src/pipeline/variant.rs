@@ -344,6 +344,10 @@ impl<S> Variant<S> {
         if let Some(f) = self.mca_form {
             d.push(format!("-DMCA_FORM={}", f.code()));
         }
+        // only where set, so every other build's cache key and SASS stay as they were
+        if b.instrument.monitor {
+            d.push(crate::monitor::BUILD_DEFINE.into());
+        }
         d
     }
 }
@@ -369,6 +373,30 @@ mod tests {
         let tma = Pipe::ring(Mechanism::Tma, 3, true).defines(&b);
         assert!(
             tma.contains(&"-DWS=1".to_string()) && tma.contains(&"-DCOPY_BYTES=16".to_string())
+        );
+    }
+
+    #[test]
+    fn only_the_checking_build_is_monitored() {
+        let mut b = PipeBuild {
+            dtype: DType::Bf16,
+            consumers: 256,
+            instrument: Instrument::CLEAN,
+            fold: 1,
+            split: 1,
+        };
+        let v = Pipe::ring(Mechanism::Tma, 3, false);
+        let monitored = |d: &[String]| d.iter().any(|d| d == crate::monitor::BUILD_DEFINE);
+        assert!(!monitored(&v.defines(&b)));
+        assert!(!monitored(&v.defines(&PipeBuild {
+            instrument: Instrument::traced(8),
+            ..b
+        })));
+        b.instrument = Instrument::STRESSED;
+        let d = v.defines(&b);
+        assert!(
+            monitored(&d) && d.contains(&"-DSTRESS=3".to_string()),
+            "{d:?}"
         );
     }
 

@@ -165,11 +165,12 @@ pub fn performance<P>(r: &RunResults<P>) -> String {
     render(&h, &PERFORMANCE_RIGHT, performance_rows(r))
 }
 
-pub const EVIDENCE_HEADER: [&str; 10] = [
+pub const EVIDENCE_HEADER: [&str; 11] = [
     "variant",
     "regs",
     "smem static+dyn",
     "local B",
+    "checking build",
     "blocks/SM (warps)",
     "limiter",
     "emitted",
@@ -179,7 +180,7 @@ pub const EVIDENCE_HEADER: [&str; 10] = [
 ];
 
 /// One row per variant with resources (those that were built and loaded).
-pub fn evidence_rows<P>(r: &RunResults<P>) -> Vec<[String; 10]> {
+pub fn evidence_rows<P>(r: &RunResults<P>) -> Vec<[String; 11]> {
     r.variants
         .iter()
         .filter_map(|v| Some((v, v.resources.as_ref()?)))
@@ -195,6 +196,12 @@ pub fn evidence_rows<P>(r: &RunResults<P>) -> Vec<[String; 10]> {
                 res.function.registers.to_string(),
                 format!("{}+{}", res.function.static_smem, res.dynamic_smem),
                 res.function.local_bytes.to_string(),
+                v.checking.map_or("-".into(), |c| {
+                    format!(
+                        "{} regs, {} B static, {} B local",
+                        c.registers, c.static_smem, c.local_bytes
+                    )
+                }),
                 occ,
                 o.limiter.name().to_string(),
                 census.map_or("-".into(), |c| c.movement_summary()),

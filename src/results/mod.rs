@@ -247,6 +247,10 @@ pub struct VariantResult {
     #[serde(default)]
     pub math: Option<Attestation>,
     pub completion: String,
+    /// What the checking build (stress sleeps and the protocol monitor; validated, never timed)
+    /// takes: registers, static shared memory, local bytes. Beside `resources`, the monitor's cost.
+    #[serde(default)]
+    pub checking: Option<crate::gpu::FunctionResources>,
     pub validation: Vec<CaseResult>,
     pub timing: Option<Timing>,
     pub perf: Option<Perf>,

@@ -17,6 +17,18 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// The same samples in another unit (each figure times `factor`; the relative spread stays).
+    pub fn scaled(&self, factor: f64) -> Summary {
+        Summary {
+            min: self.min * factor,
+            median: self.median * factor,
+            max: self.max * factor,
+            mean: self.mean * factor,
+            stdev: self.stdev * factor,
+            ..*self
+        }
+    }
+
     /// None for no samples or any non-finite sample.
     pub fn of(samples: &[f64]) -> Option<Summary> {
         if samples.is_empty() || samples.iter().any(|s| !s.is_finite()) {

@@ -376,8 +376,15 @@ pub trait Workload: Send + Sync + 'static {
     fn resize(&self, _d: &mut Self::Buffers, _p: &Self::Problem) -> bool {
         false
     }
-    /// Pipeline steps each of `blocks` blocks of `v` walks on `p`.
-    fn steps_per_block(&self, v: &Variant<Self::Shape>, p: &Self::Problem, blocks: u32) -> usize;
+    /// The tiles of `v` on `p` and the pipeline steps each takes (K slices in a GEMM): blocks
+    /// take tiles `b, b + blocks, ...`, so a launch of `blocks` walks `tiles x steps` steps in
+    /// `min(blocks, tiles)` blocks that own work.
+    fn walk(&self, v: &Variant<Self::Shape>, p: &Self::Problem) -> (u64, u64);
+    /// Pipeline steps each of `blocks` blocks of `v` walks on `p` (the most any block walks).
+    fn steps_per_block(&self, v: &Variant<Self::Shape>, p: &Self::Problem, blocks: u32) -> usize {
+        let (tiles, steps) = self.walk(v, p);
+        (tiles.div_ceil(u64::from(blocks.max(1))) * steps) as usize
+    }
     /// Whether a sweep also times each pipeline's stages alone (copy-only and compute-only
     /// builds) for the pipeline model.
     fn stage_probes(&self) -> bool {

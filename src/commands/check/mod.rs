@@ -201,7 +201,9 @@ fn group_tests<W: Workload>(
             format!("stress {tag} {} [{}]", r.name(), names(cases)),
             err.is_none() && failed == 0 && t.runs == stress_runs,
             match (failed, &t.stopped) {
-                (0, None) => format!("0/{stress_runs} runs failed with random sleeps"),
+                (0, None) => format!(
+                    "0/{stress_runs} runs failed with random sleeps, every run monitored: no protocol rule broken"
+                ),
                 (_, None) => format!("{failed}/{stress_runs} runs failed; first: {}", t.first),
                 (_, Some(why)) => {
                     format!("stopped after {} runs: {why}; first: {}", t.runs, t.first)
@@ -234,8 +236,7 @@ fn control<W: Workload>(
 ) -> Result<()> {
     let v = r.variant();
     let (t, err, shown) = if v.may_fault() {
-        let stress = r.job.instrument.stress;
-        match runs_in_children(w, r.name(), &cases[0], stress, (o.runs, o.seed)) {
+        match runs_in_children(w, r.name(), &cases[0], r.job.instrument, (o.runs, o.seed)) {
             Ok(t) => (t, None, cases[0].name.clone()),
             Err(err) => (
                 ControlRuns::none(r.name()),

@@ -121,7 +121,14 @@ pub fn plan<W: Workload>(
             continue;
         };
         match twin_of(v, &cases, &mut jobs, &mut skipped) {
-            Some(twin) => ctl.push((jobs.of(&f, group, ins), Some(twin), cases)),
+            // monitored: a broken rule is caught on every run, whatever the data shows
+            Some(twin) => {
+                let ins = Instrument {
+                    monitor: true,
+                    ..ins
+                };
+                ctl.push((jobs.of(&f, group, ins), Some(twin), cases))
+            }
             None => skipped.push(format!("{} {tag}: no correct twin to compare with", v.name)),
         }
     }

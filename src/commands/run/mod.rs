@@ -234,7 +234,10 @@ fn prepare<W: Workload>(
                 }
                 b.clean.push((i, r));
             }
-            Ok(r) => b.stressed.push((i, r)),
+            Ok(r) => {
+                results[i].checking = Some(r.resources.function);
+                b.stressed.push((i, r))
+            }
             Err(err) => results[i].fail(Status::Error, err.to_string()),
         }
     }
@@ -314,5 +317,54 @@ fn under_stress<W: Workload>(
         }
     }
     e.progress.done();
+    match cases.first() {
+        Some(case) => name_broken_rules(e, w, b, correct, case, seed, results),
+        None => Ok(()),
+    }
+}
+
+/// Every variant whose output failed a verdict, once more with its monitored build on `case`: a
+/// broken protocol rule the monitor records is added to why it failed, so the report names it.
+/// (Those that faulted or hung are not run again: they have no verdict.)
+fn name_broken_rules<W: Workload>(
+    e: &Engine,
+    w: &W,
+    b: &Builds<W>,
+    correct: &[crate::pipeline::Variant<W::Shape>],
+    case: &crate::workload::Case<W::Problem>,
+    seed: u64,
+    results: &mut [VariantResult],
+) -> Result<()> {
+    let wrong = |r: &VariantResult| {
+        r.status == Status::Failed
+            && r.validation
+                .iter()
+                .any(|c| c.verdicts.iter().any(|v| !v.passed))
+    };
+    let mut scratch: Vec<VariantResult> = results.to_vec();
+    let ready: Vec<(usize, &Ready<W>)> = b
+        .stressed
+        .iter()
+        .filter(|(i, _)| wrong(&results[*i]))
+        .map(|(i, r)| {
+            scratch[*i].status = Status::Passed;
+            (*i, r)
+        })
+        .collect();
+    if ready.is_empty() {
+        return Ok(());
+    }
+    let lineup = Lineup { ready, correct };
+    validate_case(e, w, &lineup, None, &mut scratch, case, seed ^ 0x4D0E)?;
+    for &(i, _) in &lineup.ready {
+        if let Some(why) = scratch[i]
+            .detail
+            .as_ref()
+            .filter(|d| d.contains("monitor ("))
+        {
+            let was = results[i].detail.take().unwrap_or_default();
+            results[i].detail = Some(format!("{was}; its monitored build: {why}"));
+        }
+    }
     Ok(())
 }

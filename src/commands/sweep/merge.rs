@@ -30,8 +30,41 @@ fn shard_spec(jsonl: &Path) -> Result<Option<ShardSpec>> {
     }
 }
 
-/// Reads every input, refusing a point measured twice and shards of different expansions; says
-/// which shards of N are missing and which lines it skipped.
+/// The points of one input, refused (a bad input, before anything is written) where it cannot be
+/// read or holds no sweep point, naming what it is where that can be told.
+fn points_of(path: &Path) -> Result<store::Loaded> {
+    let bad = |why: String| {
+        Error::InvalidArgument(format!(
+            "{}: {why}; merge takes the sweep.jsonl files of a sweep's shards",
+            path.display()
+        ))
+    };
+    let loaded = store::read(path).map_err(|e| bad(e.to_string()))?;
+    if !loaded.records.is_empty() {
+        return Ok(loaded);
+    }
+    let kind = std::fs::read(path)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            if v.get("schema_version").is_some() && v.get("variants").is_some() {
+                Some(" (it is a run's results.json: `tilepipe report` reads it)")
+            } else if v.get("tests").is_some() {
+                Some(" (it is a suite's check.json)")
+            } else {
+                None
+            }
+        })
+        .unwrap_or("");
+    Err(bad(match loaded.lines {
+        0 => "empty".to_string(),
+        n => format!("none of its {n} lines is a sweep point{kind}"),
+    }))
+}
+
+/// Reads every input, refusing one that is not a sweep's, points of different workloads, a point
+/// measured twice and shards of different expansions; says which shards of N are missing and which
+/// lines it skipped.
 pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
     if inputs.is_empty() {
         return Err(Error::InvalidArgument(
@@ -59,9 +92,20 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
             }
             specs.push((s, path));
         }
-        let loaded = store::read(path)?;
+        let loaded = points_of(path)?;
         for s in &loaded.skipped {
             warnings.push(format!("{}: {s}", path.display()));
+        }
+        if let Some((first, at)) = records.first().map(|r: &Record| (r, &seen[&r.key]))
+            && let Some(other) = loaded.records.iter().find(|r| r.workload != first.workload)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "{} holds {} points and {} {} points: merge joins the shards of one sweep",
+                at.display(),
+                first.workload,
+                path.display(),
+                other.workload
+            )));
         }
         for r in loaded.records {
             if let Some(other) = seen.insert(r.key.clone(), path) {
@@ -133,5 +177,39 @@ mod tests {
         let e = merge(&[a, b, d]).unwrap_err().to_string();
         assert!(e.contains("different sweeps"), "{e}");
         assert!(merge(&[]).is_err());
+    }
+
+    #[test]
+    fn inputs_that_are_not_one_sweeps_points_are_refused_naming_what_they_are() {
+        let root = tempfile::tempdir().unwrap();
+        let a = shard_dir(root.path(), "a", 0, 2, 1);
+        append(&a, &record("sync", 0, 1, 4, 1.0)).unwrap();
+        let refused = |other: &Path| match merge(&[a.clone(), other.to_path_buf()]) {
+            Err(Error::InvalidArgument(why)) => why,
+            got => panic!("{got:?}"),
+        };
+        let empty = root.path().join("empty.jsonl");
+        std::fs::write(&empty, "").unwrap();
+        assert!(refused(&empty).contains("empty.jsonl: empty"));
+        let garbage = root.path().join("garbage.jsonl");
+        std::fs::write(&garbage, "not json\n{}\n").unwrap();
+        assert!(refused(&garbage).contains("none of its 2 lines is a sweep point"));
+        let run = root.path().join("results.json");
+        std::fs::write(&run, r#"{"schema_version": 2, "variants": []}"#).unwrap();
+        assert!(refused(&run).contains("results.json: `tilepipe report` reads it"));
+        let missing = refused(&root.path().join("nowhere.jsonl"));
+        assert!(missing.contains("nowhere.jsonl") && missing.contains("sweep.jsonl files"));
+        let gemm = root.path().join("gemm.jsonl");
+        let mut g = record("sync", 0, 1, 4, 1.0);
+        g.workload = "gemm".into();
+        g.key = "gemm-point".into();
+        append(&gemm, &g).unwrap();
+        let why = refused(&gemm);
+        assert!(
+            why.contains("rmsnorm points") && why.contains("gemm points"),
+            "{why}"
+        );
+        // the good input alone still merges
+        assert_eq!(merge(&[a]).unwrap().records.len(), 1);
     }
 }

@@ -42,8 +42,11 @@ impl Verdict {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Side {
     pub status: Status,
-    /// Device time per launch, ms.
-    pub device: Option<Summary>,
+    /// Device time per launch, us (the unit of every output of a comparison).
+    pub device_us: Option<Summary>,
+    /// Why its timing's clocks are in doubt (the run's CLOCKS flag), if they are.
+    #[serde(default)]
+    pub clocks: Option<String>,
     pub attestation: Option<String>,
     pub resources: Option<Figures>,
 }
@@ -88,12 +91,18 @@ pub struct VariantChange {
     /// Slower beyond the threshold, or passed in BASE and failed, errored or did not finish in
     /// NEW.
     pub regression: bool,
+    /// Why the verdict is not to be trusted: a side's clocks moved while it was timed.
+    #[serde(default)]
+    pub unreliable: Option<String>,
     pub changes: Vec<Change>,
 }
 
 /// What a reader needs to know of each run to trust the ratios: same GPU, same ceiling.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// The results.json it was read from, as given.
+    #[serde(default)]
+    pub file: String,
     pub device: String,
     pub ceiling_gbps: Option<f64>,
     /// The measurement a GEMM run's variants are read against (cuBLAS, in TFLOP/s).
@@ -105,6 +114,14 @@ pub struct RunInfo {
 }
 
 impl RunInfo {
+    /// When the run was made, as a UTC date and time ("2026-12-01 23:34 UTC").
+    pub fn created(&self) -> String {
+        match time::OffsetDateTime::from_unix_timestamp(self.created_unix_s as i64) {
+            Ok(t) => format!("{} {:02}:{:02} UTC", t.date(), t.hour(), t.minute()),
+            Err(_) => format!("{} s after 1970", self.created_unix_s),
+        }
+    }
+
     /// What the run measured its variants against: the copy ceiling, or cuBLAS for a GEMM.
     pub fn reference_label(&self) -> String {
         match (&self.reference, self.ceiling_gbps) {
@@ -166,6 +183,26 @@ impl Comparison {
     }
 }
 
+/// What makes two runs no common ground for ratios: another workload, problem (shape and
+/// precision) or GPU model, each said once. Empty where they match.
+pub fn mismatches<P>(base: &RunResults<P>, new: &RunResults<P>) -> Vec<String> {
+    let (bp, np) = (info(base).workload, info(new).workload);
+    setting_warnings((&base.device.name, &new.device.name), (&bp, &np))
+}
+
+/// Compares NEW against BASE (read from the files named); `threshold_pct` is how much slower
+/// than BASE a variant may get before it counts as a regression.
+pub fn compare_files<P>(
+    (base, base_file): (&RunResults<P>, &str),
+    (new, new_file): (&RunResults<P>, &str),
+    threshold_pct: f64,
+) -> Comparison {
+    let mut c = compare(base, new, threshold_pct);
+    c.base.file = base_file.to_string();
+    c.new.file = new_file.to_string();
+    c
+}
+
 /// Compares NEW against BASE; `threshold_pct` is how much slower than BASE a variant may get
 /// before it counts as a regression.
 pub fn compare<P>(base: &RunResults<P>, new: &RunResults<P>, threshold_pct: f64) -> Comparison {
@@ -207,6 +244,7 @@ fn changes_by_name(
         ratio: None,
         verdict: Verdict::New,
         regression: false,
+        unreliable: None,
         changes: Vec::new(),
     }));
     out
@@ -221,10 +259,11 @@ fn variant(name: String, base: Side, n: Option<Side>, threshold_pct: f64) -> Var
             ratio: None,
             verdict: Verdict::Missing,
             regression: false,
+            unreliable: None,
             changes: Vec::new(),
         };
     };
-    let (ratio, verdict) = match (&base.device, &new.device) {
+    let (ratio, verdict) = match (&base.device_us, &new.device_us) {
         (Some(bt), Some(nt)) => (Some(nt.median / bt.median), speed(bt, nt)),
         _ => (None, Verdict::NotTimed),
     };
@@ -237,10 +276,16 @@ fn variant(name: String, base: Side, n: Option<Side>, threshold_pct: f64) -> Var
             new.status,
             Status::Failed | Status::Error | Status::Unfinished
         );
+    let unreliable = [("BASE", &base), ("NEW", &new)]
+        .iter()
+        .filter_map(|(role, s)| Some(format!("{role}'s clocks: {}", s.clocks.as_ref()?)))
+        .reduce(|a, b| format!("{a}; {b}"))
+        .filter(|_| ratio.is_some());
     VariantChange {
         name,
         ratio,
         verdict,
+        unreliable,
         regression: slower_than_allowed || broke,
         changes: changes(&base, &new),
         base: Some(base),
@@ -262,7 +307,11 @@ fn speed(base: &Summary, new: &Summary) -> Verdict {
 fn side(v: &VariantResult) -> Side {
     Side {
         status: v.status,
-        device: v.timing.as_ref().map(|t| t.device),
+        device_us: v.timing.as_ref().map(|t| t.device.scaled(1e3)),
+        clocks: v
+            .timing
+            .as_ref()
+            .and_then(|t| t.clocks.as_ref()?.warning.clone()),
         attestation: v.sass.as_ref().map(|s| s.attestation.label()),
         resources: v.resources.as_ref().map(figures),
     }
@@ -325,6 +374,7 @@ fn info<P>(r: &RunResults<P>) -> RunInfo {
             None => format!("{} not timed ({})", c.name, c.status.label()),
         });
     RunInfo {
+        file: String::new(),
         device: r.device.name.clone(),
         ceiling_gbps: r.ceiling.as_ref().map(|c| c.gbps),
         reference,
@@ -349,8 +399,7 @@ fn setting_warnings((base_gpu, new_gpu): (&str, &str), (bp, np): (&str, &str)) -
 }
 
 fn warnings<P>(base: &RunResults<P>, new: &RunResults<P>) -> Vec<String> {
-    let (bp, np) = (info(base).workload, info(new).workload);
-    let mut w = setting_warnings((&base.device.name, &new.device.name), (&bp, &np));
+    let mut w = mismatches(base, new);
     if let (Some(b), Some(n)) = (&base.ceiling, &new.ceiling)
         && !b.time.indistinguishable(&n.time)
     {

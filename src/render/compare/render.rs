@@ -34,7 +34,7 @@ pub fn markdown(c: &Comparison) -> String {
     out
 }
 
-/// One row per variant under a header row; times in ms at full precision, empty where absent.
+/// One row per variant under a header row; times in us at full precision, empty where absent.
 pub fn csv(c: &Comparison) -> String {
     let header = [
         "variant",
@@ -43,18 +43,19 @@ pub fn csv(c: &Comparison) -> String {
         "ratio",
         "base_status",
         "new_status",
-        "base_median_ms",
-        "base_min_ms",
-        "base_max_ms",
-        "new_median_ms",
-        "new_min_ms",
-        "new_max_ms",
+        "base_median_us",
+        "base_min_us",
+        "base_max_us",
+        "new_median_us",
+        "new_min_us",
+        "new_max_us",
         "changes",
+        "unreliable",
     ];
     let rows = c.variants.iter().map(|v| {
         let status = |s: Option<&Side>| s.map_or(String::new(), |s| s.status.label().into());
         let times = |s: Option<&Side>| {
-            let d = s.and_then(|s| s.device);
+            let d = s.and_then(|s| s.device_us);
             [d.map(|d| d.median), d.map(|d| d.min), d.map(|d| d.max)]
                 .map(|x| x.map_or(String::new(), |x| x.to_string()))
         };
@@ -69,7 +70,7 @@ pub fn csv(c: &Comparison) -> String {
         .into_iter()
         .chain(times(v.base.as_ref()))
         .chain(times(v.new.as_ref()))
-        .chain([changes(v)])
+        .chain([changes(v), v.unreliable.clone().unwrap_or_default()])
     });
     csv_doc(&header, rows)
 }
@@ -81,8 +82,13 @@ pub fn json(c: &Comparison) -> String {
 /// The two runs, then the warnings, one line each behind `prefix`.
 fn runs(c: &Comparison, prefix: &str) -> String {
     let run = |name: &str, r: &RunInfo| {
+        let from = match r.file.is_empty() {
+            true => String::new(),
+            false => format!("{}, made ", r.file),
+        };
         format!(
-            "{prefix}{name}: {}, {}, {}, tilepipe {}\n",
+            "{prefix}{name}: {from}{}, {}, {}, {}, tilepipe {}\n",
+            r.created(),
             r.device,
             r.reference_label(),
             r.workload,
@@ -98,14 +104,11 @@ fn runs(c: &Comparison, prefix: &str) -> String {
 
 pub fn cells(v: &VariantChange) -> [String; 7] {
     let time = |s: &Option<Side>| {
-        s.as_ref().and_then(|s| s.device).map_or("-".into(), |d| {
-            format!(
-                "{:.1} ({:.1}..{:.1})",
-                d.median * 1e3,
-                d.min * 1e3,
-                d.max * 1e3
-            )
-        })
+        s.as_ref()
+            .and_then(|s| s.device_us)
+            .map_or("-".into(), |d| {
+                format!("{:.1} ({:.1}..{:.1})", d.median, d.min, d.max)
+            })
     };
     let status = match (&v.base, &v.new) {
         (Some(b), Some(n)) if b.status != n.status => {
@@ -122,11 +125,16 @@ pub fn cells(v: &VariantChange) -> [String; 7] {
         time(&v.base),
         time(&v.new),
         v.ratio.map_or("-".into(), |r| format!("{r:.3}")),
-        if v.regression {
-            format!("{} (regression)", v.verdict.label())
-        } else {
-            v.verdict.label().into()
-        },
+        format!(
+            "{}{}{}",
+            v.verdict.label(),
+            if v.regression { " (regression)" } else { "" },
+            if v.unreliable.is_some() {
+                " (clocks moved)"
+            } else {
+                ""
+            }
+        ),
         status,
         changes(v),
     ]

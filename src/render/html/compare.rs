@@ -31,7 +31,11 @@ fn chart(c: &Comparison) -> Result<String, String> {
 pub fn render(c: &Comparison) -> String {
     let run = |role: &str, r: &RunInfo| {
         html! {
-            li { (role) ": " (r.device) ", " (r.reference_label()) ", " (r.workload) ", tilepipe " (r.tilepipe_version) }
+            li {
+                (role) ": "
+                @if !r.file.is_empty() { code { (r.file) } ", made " }
+                (r.created()) ", " (r.device) ", " (r.reference_label()) ", " (r.workload) ", tilepipe " (r.tilepipe_version)
+            }
         }
     };
     let body = html! {

@@ -390,15 +390,11 @@ impl Workload for Gemm {
         Ok(*largest)
     }
 
-    /// K slices per block, times the tiles a persistent block walks.
-    fn steps_per_block(&self, v: &GemmVariant, p: &Problem, blocks: u32) -> usize {
+    /// A tile of C per block (or, persistent, every grid-th), a step per K slice.
+    fn walk(&self, v: &GemmVariant, p: &Problem) -> (u64, u64) {
         let t = &v.shape.tile;
-        let slices = p.k.div_ceil(t.bk as usize);
         let tiles = p.m.div_ceil(t.bm as usize) * p.n.div_ceil(t.bn as usize);
-        match v.shape.persistent {
-            true => slices * tiles.div_ceil(blocks.max(1) as usize),
-            false => slices,
-        }
+        (tiles as u64, p.k.div_ceil(t.bk as usize) as u64)
     }
 
     fn ladder(&self) -> &'static [&'static str] {

@@ -429,9 +429,10 @@ impl Workload for Rows {
         d.shrink_to(p)
     }
 
-    fn steps_per_block(&self, v: &RowVariant, p: &RowProblem, blocks: u32) -> usize {
-        tiles(&p.view, self.config(v, p, Instrument::CLEAN).tile_rows)
-            .div_ceil(blocks.max(1) as usize)
+    /// A step per tile of rows.
+    fn walk(&self, v: &RowVariant, p: &RowProblem) -> (u64, u64) {
+        let rows = self.config(v, p, Instrument::CLEAN).tile_rows;
+        (tiles(&p.view, rows) as u64, 1)
     }
 
     fn stage_probes(&self) -> bool {
