@@ -41,7 +41,7 @@ fn inspect_a_cubin_with_json_and_a_false_claim() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let k = &json["kernels"][0];
     assert_eq!(k["name"], "copy_cpasync16");
-    assert_eq!(k["claims"][0]["attested"], false);
+    assert_eq!(k["claims"][0]["outcome"], "contradicted");
     assert_eq!(k["claims"][0]["claim"]["mechanism"], "tma");
     assert!(
         k["claims"][0]["emitted"]
@@ -70,7 +70,7 @@ fn inspect_a_cubin_with_json_and_a_false_claim() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("check cp.async commit/wait: HAZARD"));
     for (args, needle) in [
-        (vec!["--kernel", "nope"], "no kernel named 'nope'"),
+        (vec!["--kernel", "nope"], "no kernel matching 'nope'"),
         (vec!["--arch", "sm_90"], "is a cubin for sm_80, not sm_90"),
         (vec!["--claim", "fast"], "unknown claim 'fast'"),
         (vec!["--dynamic-smem", "1024"], "--block-size"),
