@@ -118,7 +118,7 @@ fn report_refuses_other_files_clearly() {
     let bad = dir.path().join("results.json");
     std::fs::write(&bad, "{\"schema_version\": 2}").unwrap();
     let out = tilepipe().arg("report").arg(&bad).output().unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "bad input");
     assert_says(&out, "missing field");
     // a file of another schema says which
     std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
@@ -204,10 +204,10 @@ fn model_says_a_missing_file_is_missing() {
         .arg(&missing)
         .output()
         .unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "bad input");
     let err = stderr_of(&out);
     assert!(
-        err.starts_with("tilepipe: error: cannot read the sweep records: ")
+        err.starts_with("tilepipe: error: invalid argument: --from ")
             && err.contains(&missing.display().to_string()),
         "{err}"
     );
@@ -474,4 +474,20 @@ fn readme_and_errors_state_the_architectures_the_code_enforces() {
     assert!(too_old.contains("needs sm_70 or newer"), "{too_old}");
     let no_driver = tilepipe::Error::NoDriver { detail: "x".into() }.to_string();
     assert!(no_driver.contains("sm_70 or newer GPU"), "{no_driver}");
+}
+
+#[test]
+fn report_judges_its_output_folder_before_reading_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "keep").unwrap();
+    let out = tilepipe()
+        .args(["report", &fixture("results.json"), "--out"])
+        .arg(file.join("x.html"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_says(&out, "is a file, not a folder");
+    assert!(out.stdout.is_empty(), "nothing printed before the refusal");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
 }
