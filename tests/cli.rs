@@ -277,6 +277,12 @@ fn every_argument_is_judged_before_the_gpu_opens() {
             vec!["run", "--variants", "nosuch"],
             "no variant matches 'nosuch' (allowed: a name or prefix of sync",
         ),
+        (vec!["run", "--variants", ""], "an empty list of variants"),
+        (
+            vec!["check", "--variants", " , "],
+            "an empty list of variants",
+        ),
+        (vec!["run", "--cache-dir", file], "is a file, not a folder"),
         (
             vec!["run", "--tile-rows", "0"],
             "--tile-rows 0: a slot holds tile rows x hidden 4096 x 2 bytes",
@@ -490,4 +496,27 @@ fn report_judges_its_output_folder_before_reading_anything() {
     assert_says(&out, "is a file, not a folder");
     assert!(out.stdout.is_empty(), "nothing printed before the refusal");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+}
+
+#[test]
+fn a_negative_or_non_numeric_size_names_what_is_allowed() {
+    for (flag, value, allowed) in [
+        ("--tokens", "-5", "allowed: 0, 1, 2, ..."),
+        ("--m", "-1", "allowed: 0, 1, 2, ..."),
+        (
+            "--seed",
+            "NaN",
+            "allowed: a whole number from 0 to 18446744073709551615",
+        ),
+    ] {
+        let out = tilepipe()
+            .args(["run", flag, value])
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let err = stderr_of(&out);
+        assert!(err.contains(flag) && err.contains(allowed), "{err}");
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
 }
