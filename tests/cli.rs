@@ -279,6 +279,22 @@ fn every_argument_is_judged_before_the_gpu_opens() {
         ),
         (vec!["run", "--variants", ""], "an empty list of variants"),
         (
+            vec!["check", "--sanitize", ""],
+            "an empty list of sanitizer tools",
+        ),
+        (
+            vec![
+                "sweep",
+                "--axis",
+                "stages=2,3",
+                "--axis",
+                "stages=4",
+                "--out",
+                &below,
+            ],
+            "--axis stages is given twice",
+        ),
+        (
             vec!["check", "--variants", " , "],
             "an empty list of variants",
         ),
