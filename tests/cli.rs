@@ -118,7 +118,7 @@ fn report_refuses_other_files_clearly() {
     let bad = dir.path().join("results.json");
     std::fs::write(&bad, "{\"schema_version\": 2}").unwrap();
     let out = tilepipe().arg("report").arg(&bad).output().unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "bad input");
     assert_says(&out, "missing field");
     // a file of another schema says which
     std::fs::write(&bad, "{\"schema_version\": 1}").unwrap();
@@ -204,10 +204,10 @@ fn model_says_a_missing_file_is_missing() {
         .arg(&missing)
         .output()
         .unwrap();
-    assert!(!out.status.success());
+    assert_eq!(out.status.code(), Some(2), "bad input");
     let err = stderr_of(&out);
     assert!(
-        err.starts_with("tilepipe: error: cannot read the sweep records: ")
+        err.starts_with("tilepipe: error: invalid argument: --from ")
             && err.contains(&missing.display().to_string()),
         "{err}"
     );
@@ -277,6 +277,28 @@ fn every_argument_is_judged_before_the_gpu_opens() {
             vec!["run", "--variants", "nosuch"],
             "no variant matches 'nosuch' (allowed: a name or prefix of sync",
         ),
+        (vec!["run", "--variants", ""], "an empty list of variants"),
+        (
+            vec!["check", "--sanitize", ""],
+            "an empty list of sanitizer tools",
+        ),
+        (
+            vec![
+                "sweep",
+                "--axis",
+                "stages=2,3",
+                "--axis",
+                "stages=4",
+                "--out",
+                &below,
+            ],
+            "--axis stages is given twice",
+        ),
+        (
+            vec!["check", "--variants", " , "],
+            "an empty list of variants",
+        ),
+        (vec!["run", "--cache-dir", file], "is a file, not a folder"),
         (
             vec!["run", "--tile-rows", "0"],
             "--tile-rows 0: a slot holds tile rows x hidden 4096 x 2 bytes",
@@ -474,4 +496,43 @@ fn readme_and_errors_state_the_architectures_the_code_enforces() {
     assert!(too_old.contains("needs sm_70 or newer"), "{too_old}");
     let no_driver = tilepipe::Error::NoDriver { detail: "x".into() }.to_string();
     assert!(no_driver.contains("sm_70 or newer GPU"), "{no_driver}");
+}
+
+#[test]
+fn report_judges_its_output_folder_before_reading_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("afile");
+    std::fs::write(&file, "keep").unwrap();
+    let out = tilepipe()
+        .args(["report", &fixture("results.json"), "--out"])
+        .arg(file.join("x.html"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_says(&out, "is a file, not a folder");
+    assert!(out.stdout.is_empty(), "nothing printed before the refusal");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep");
+}
+
+#[test]
+fn a_negative_or_non_numeric_size_names_what_is_allowed() {
+    for (flag, value, allowed) in [
+        ("--tokens", "-5", "allowed: 0, 1, 2, ..."),
+        ("--m", "-1", "allowed: 0, 1, 2, ..."),
+        (
+            "--seed",
+            "NaN",
+            "allowed: a whole number from 0 to 18446744073709551615",
+        ),
+    ] {
+        let out = tilepipe()
+            .args(["run", flag, value])
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flag} {value}");
+        let err = stderr_of(&out);
+        assert!(err.contains(flag) && err.contains(allowed), "{err}");
+        assert!(!err.contains("unexpected argument"), "{err}");
+    }
 }

@@ -72,3 +72,39 @@ fn results_json_round_trips() {
     let e = RunResults::read(&again).unwrap_err().to_string();
     assert!(e.contains("schema_version 99"), "{e}");
 }
+
+#[test]
+fn a_gzipped_run_reads_and_another_kind_of_file_is_named_with_its_command() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let plain = std::fs::read(fixtures.join("h200-run.json")).unwrap();
+    let gz = dir.path().join("results.json.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&plain).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let a = RunResults::read(&fixtures.join("h200-run.json")).unwrap();
+    let b = RunResults::read(&gz).unwrap();
+    assert_eq!(a.variants.len(), b.variants.len());
+    // the same bytes under a .gz name that are not gzip: said so
+    let fake = dir.path().join("fake.json.gz");
+    std::fs::write(&fake, &plain).unwrap();
+    let e = RunResults::read(&fake).unwrap_err().to_string();
+    assert!(e.contains("not a gzipped results.json"), "{e}");
+    let check = dir.path().join("check.json");
+    std::fs::write(&check, r#"{"tests": [], "skipped": []}"#).unwrap();
+    for (file, says) in [
+        (
+            fixtures.join("sweep.jsonl"),
+            "a sweep's sweep.jsonl (`tilepipe model --from`",
+        ),
+        (check, "a suite's check.json"),
+    ] {
+        let e = RunResults::read(&file).unwrap_err().to_string();
+        assert!(
+            e.contains(says) && e.contains("not a run's results.json"),
+            "{e}"
+        );
+        assert!(!e.contains("missing field"), "{e}");
+    }
+}

@@ -15,32 +15,32 @@ use tilepipe::workload::{Problem, ProblemFlags, Workload};
 #[derive(Args, Clone)]
 pub struct ProblemArgs {
     /// Row workloads: rows of the activation view [default: 262144].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub tokens: Option<usize>,
     /// Row workloads: elements per row [default: 4096].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub hidden: Option<usize>,
     /// Row workloads: elements between row starts (default: hidden, a dense view).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub row_stride: Option<usize>,
     /// Row workloads: elements before the first row in the allocation [default: 0].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub offset: Option<usize>,
     /// Row workloads: elements in the underlying allocation (default: just enough for the view).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub alloc: Option<usize>,
     /// Row workloads: rows per tile (default: about 16 KB per tile); a slot of tile rows x hidden
     /// must fit in 227 KiB.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub tile_rows: Option<usize>,
     /// GEMM: rows of A and C [default: 4096].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub m: Option<usize>,
     /// GEMM: columns of C [default: 4096].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub n: Option<usize>,
     /// GEMM: the reduction dimension [default: 4096].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub k: Option<usize>,
     /// GEMM: B as [K x N] row-major (kn, the CUDA samples') or [N x K] (nk, weights: C = A B^T)
     /// [default: kn].
@@ -49,9 +49,25 @@ pub struct ProblemArgs {
     /// Element type: f32, f16, bf16 [default: bf16].
     #[arg(long)]
     pub dtype: Option<DType>,
-    /// Seed of the random inputs.
-    #[arg(long, default_value_t = 1)]
+    /// Seed of the random inputs: a whole number from 0 to 18446744073709551615.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = seed)]
     pub seed: u64,
+}
+
+/// A size, count or offset: a whole number (the workload then says which it can take, in one
+/// line, as for 0).
+fn whole(s: &str) -> Result<usize, String> {
+    s.parse::<usize>()
+        .map_err(|_| format!("'{s}' is not a whole number (allowed: 0, 1, 2, ...)"))
+}
+
+fn seed(s: &str) -> Result<u64, String> {
+    s.parse::<u64>().map_err(|_| {
+        format!(
+            "'{s}' is not a seed (allowed: a whole number from 0 to {})",
+            u64::MAX
+        )
+    })
 }
 
 impl ProblemArgs {
@@ -138,6 +154,10 @@ impl GpuArgs {
     /// Opens the GPU for a command printing `format`: test lines go to stdout only beside the
     /// terminal's table, so that another format's document is alone there.
     pub fn engine(&self, format: Format) -> tilepipe::Result<Engine> {
+        // the cache folder is judged before the GPU opens
+        if let Some(dir) = &self.cache_dir {
+            tilepipe::fsio::writable_dir(dir)?;
+        }
         let sink = super::progress::Terminal::new(self.quiet, format == Format::Table);
         Engine::open(self.device, self.cache(), Progress::new(Arc::new(sink)))
     }

@@ -1,7 +1,6 @@
 //! `tilepipe model`: the pipeline model against a sweep's measurements (host only).
 
 use super::print;
-use anyhow::Context;
 use clap::Args;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,14 +14,17 @@ pub struct ModelArgs {
 }
 
 pub fn cmd_model(a: ModelArgs) -> anyhow::Result<ExitCode> {
-    let loaded = sweep_store::read(&a.from).context("cannot read the sweep records")?;
+    // a file that cannot be read or holds no sweep point is bad input (exit 2)
+    let bad = |why: String| tilepipe::Error::InvalidArgument(format!("--from {why}"));
+    let loaded = sweep_store::read(&a.from).map_err(|e| bad(e.to_string()))?;
     print::skipped_lines(&a.from, &loaded);
     if loaded.records.is_empty() {
-        anyhow::bail!(
-            "{}: no sweep records in {} lines (run tilepipe sweep first)",
+        return Err(bad(format!(
+            "{}: no sweep records in {} lines (allowed: a sweep.jsonl that `tilepipe sweep` wrote)",
             a.from.display(),
             loaded.lines
-        );
+        ))
+        .into());
     }
     print::model(&loaded.records);
     Ok(ExitCode::SUCCESS)

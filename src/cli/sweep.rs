@@ -91,7 +91,19 @@ impl Visitor for SweepArgs {
         };
         spec.dtypes = vec![base.dtype()];
         spec.probes &= !a.no_probes;
+        let mut named: Vec<&str> = Vec::new();
         for axis in &a.axes {
+            let name = axis
+                .split_once('=')
+                .map_or(axis.as_str(), |(n, _)| n)
+                .trim();
+            if named.contains(&name) {
+                return Err(tilepipe::Error::InvalidArgument(format!(
+                    "--axis {name} is given twice: allowed: each axis once, with all its values (e.g. --axis {name}=1,2,4)"
+                ))
+                .into());
+            }
+            named.push(name);
             spec.set_axis(w, axis)?;
         }
         let jsonl = a.out.join("sweep.jsonl");

@@ -28,6 +28,11 @@ pub fn parse_summary(tool: &str, output: &str) -> Option<u32> {
 }
 
 pub fn parse_tools(list: &str) -> Result<Vec<String>> {
+    if list.split(',').all(|t| t.trim().is_empty()) {
+        return Err(Error::InvalidArgument(format!(
+            "an empty list of sanitizer tools ('{list}'): allowed: racecheck, synccheck, memcheck, comma-separated"
+        )));
+    }
     list.split(',')
         .map(|t| t.trim())
         .filter(|t| !t.is_empty())

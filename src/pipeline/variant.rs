@@ -180,6 +180,11 @@ impl<S: Clone> Variant<S> {
         S: PartialEq,
     {
         let Some(filter) = filter else { return Ok(all) };
+        if filter.split(',').all(|s| s.trim().is_empty()) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "an empty list of variants ('{filter}'): allowed: names or prefixes, comma-separated, or leave the flag out for all"
+            )));
+        }
         let mut out: Vec<Self> = Vec::new();
         for want in filter.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let hits: Vec<&Self> = all
@@ -410,6 +415,21 @@ mod tests {
         assert!(tma.unfit(86, 232448, 16384).unwrap().contains("sm_90"));
         let why = tma.unfit(90, 32768, 16384).unwrap();
         assert!(why.contains("exceeds"), "{why}");
+    }
+
+    #[test]
+    fn an_empty_selection_is_refused() {
+        let all = vec![
+            Pipe::new("sync", Mechanism::Sync, 1, 16),
+            Pipe::cpasync(2, 16),
+        ];
+        for empty in ["", " ", ",", " , "] {
+            let e = Variant::select(all.clone(), Some(empty))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("an empty list of variants"), "{e}");
+        }
+        assert_eq!(Variant::select(all, Some("sync,")).unwrap().len(), 1);
     }
 
     #[test]

@@ -285,14 +285,21 @@ impl<P: Serialize + DeserializeOwned> RunResults<P> {
         crate::fsio::write_atomic(path, json.as_bytes())
     }
 
+    /// Reads a `results.json` (or the same gzipped, `.json.gz`); a file of another kind is named
+    /// with the command that reads it.
     pub fn read(path: &Path) -> Result<RunResults<P>> {
-        let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+        let text = read_text(path)?;
         let format = |detail: String| Error::Format {
             path: path.into(),
             detail,
         };
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|e| format(e.to_string()))?;
+        let value: serde_json::Value = match serde_json::from_str(&text) {
+            Ok(v) => v,
+            Err(e) => return Err(format(other_kind(&text).unwrap_or(e.to_string()))),
+        };
+        if let Some(kind) = other_kind(&text) {
+            return Err(format(kind));
+        }
         let version = value.get("schema_version").and_then(|v| v.as_u64());
         if version != Some(SCHEMA_VERSION as u64) {
             return Err(format(format!(
@@ -302,6 +309,44 @@ impl<P: Serialize + DeserializeOwned> RunResults<P> {
         }
         serde_json::from_value(value).map_err(|e| format(e.to_string()))
     }
+}
+
+/// A file's text, gunzipped where its name ends in `.gz`.
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if path.extension().is_none_or(|x| x != "gz") {
+        return String::from_utf8(bytes).map_err(|_| Error::Format {
+            path: path.into(),
+            detail: "not text: a results.json is JSON".into(),
+        });
+    }
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut text)
+        .map_err(|e| Error::Format {
+            path: path.into(),
+            detail: format!("not a gzipped results.json: {e}"),
+        })?;
+    Ok(text)
+}
+
+/// What a file that is not a run's results.json is, and which command reads it, where its text
+/// says so: a suite's check.json, a sweep's sweep.jsonl or spec.
+fn other_kind(text: &str) -> Option<String> {
+    let first: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+    let whole: Option<serde_json::Value> = serde_json::from_str(text).ok();
+    let is = |v: &serde_json::Value, keys: &[&str]| keys.iter().all(|k| v.get(k).is_some());
+    let what = if whole.as_ref().is_some_and(|v| is(v, &["tests"])) {
+        "a suite's check.json (`tilepipe check --out` writes it)"
+    } else if is(&first, &["key", "workload", "median_ms"]) {
+        "a sweep's sweep.jsonl (`tilepipe model --from` and `tilepipe merge` read it)"
+    } else if whole.as_ref().is_some_and(|v| is(v, &["shard", "spec"])) {
+        "a sweep shard's spec (`tilepipe merge` reads the sweep.jsonl beside it)"
+    } else {
+        return None;
+    };
+    Some(format!(
+        "this is {what}, not a run's results.json (`tilepipe run --out` writes that)"
+    ))
 }
 
 impl<P> RunResults<P> {
