@@ -1,6 +1,6 @@
 //! Control flow and values of one kernel's SASS: the graph with the predicate each edge needs
 //! (`cfg`), operands decoded once (`decode`), register values as linear forms (`lin`,
-//! `semantics`, `ranges`, `values`), and the analysis over feasible paths the checks run on
+//! `semantics`, `ranges`, `values`, one instruction's effect on them in `transfer`), and the analysis over feasible paths the checks run on
 //! (`paths`).
 
 pub mod cfg;
@@ -9,6 +9,7 @@ pub mod lin;
 pub mod paths;
 pub mod ranges;
 pub mod semantics;
+pub mod transfer;
 pub mod values;
 
 pub use cfg::Cfg;

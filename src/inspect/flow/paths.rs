@@ -183,7 +183,15 @@ impl<P: Protocol> Run<'_, P> {
                 visit(i, &preds, &s, &v);
                 match preds.guard(op.guard) {
                     Some(true) => {
-                        v.step(op, i as u32, &mut preds, block.cyclic, false, self.table);
+                        super::transfer::step(
+                            &mut v,
+                            op,
+                            i as u32,
+                            &mut preds,
+                            block.cyclic,
+                            false,
+                            self.table,
+                        );
                         self.check.step(i, &mut s, &v, &preds);
                         next.push((preds, s, v));
                     }
@@ -194,17 +202,41 @@ impl<P: Protocol> Run<'_, P> {
                         };
                         match self.check.relevance(i) {
                             Relevance::None => {
-                                v.step(op, i as u32, &mut preds, block.cyclic, true, self.table);
+                                super::transfer::step(
+                                    &mut v,
+                                    op,
+                                    i as u32,
+                                    &mut preds,
+                                    block.cyclic,
+                                    true,
+                                    self.table,
+                                );
                             }
                             Relevance::Adds => {
-                                v.step(op, i as u32, &mut preds, block.cyclic, true, self.table);
+                                super::transfer::step(
+                                    &mut v,
+                                    op,
+                                    i as u32,
+                                    &mut preds,
+                                    block.cyclic,
+                                    true,
+                                    self.table,
+                                );
                                 self.check.step(i, &mut s, &v, &preds);
                             }
                             Relevance::Splits => {
                                 let (mut p2, mut s2, mut v2) = (preds, s.clone(), v.clone());
                                 p2.suppose(p, !not);
                                 v2.assume(p, !not);
-                                v2.step(op, i as u32, &mut p2, block.cyclic, false, self.table);
+                                super::transfer::step(
+                                    &mut v2,
+                                    op,
+                                    i as u32,
+                                    &mut p2,
+                                    block.cyclic,
+                                    false,
+                                    self.table,
+                                );
                                 self.check.step(i, &mut s2, &v2, &p2);
                                 next.push((p2, s2, v2));
                                 preds.suppose(p, not);

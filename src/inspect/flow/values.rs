@@ -4,9 +4,8 @@
 //! distance to another such register kept when both paths agree on it: a pipeline's head stays
 //! three ahead of its tail however many times the loop ran).
 
-use super::decode::{self, Guard, Op, Operand, Pred, REGS, Reg};
-use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
-use super::semantics::PredOut;
+use super::decode::{self, Guard, Operand, Pred, REGS, Reg};
+use super::lin::{self, Cond, Lin, Rel, Sym, Val};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -85,11 +84,11 @@ pub trait SymInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Values {
     regs: [Arc<[Val; CHUNK]>; CHUNKS],
-    conds: [Option<Cond>; 16],
+    pub(super) conds: [Option<Cond>; 16],
     facts: Arc<Vec<Cond>>,
     /// Bounds of values the analysis only names, from their operands' bounds on this path (an
     /// XOR of two thread indices, a shift of a masked value).
-    bounds: Arc<BTreeMap<Sym, (i64, i64)>>,
+    pub(super) bounds: Arc<BTreeMap<Sym, (i64, i64)>>,
 }
 
 impl Default for Values {
@@ -115,7 +114,7 @@ impl Values {
         }
         self.regs[r as usize / CHUNK][r as usize % CHUNK]
     }
-    fn put(&mut self, r: Reg, v: Val) {
+    pub(super) fn put(&mut self, r: Reg, v: Val) {
         if decode::is_zero(r) {
             return;
         }
@@ -199,7 +198,7 @@ impl Values {
     }
 
     /// Everything that names `s` forgets it: its instruction runs again and makes a new value.
-    fn invalidate(&mut self, gone: impl Fn(Sym) -> bool + Copy) {
+    pub(super) fn invalidate(&mut self, gone: impl Fn(Sym) -> bool + Copy) {
         for c in 0..CHUNKS {
             if self.regs[c]
                 .iter()
@@ -322,70 +321,6 @@ impl Values {
                 None
             }
         })
-    }
-
-    /// Runs one instruction whose guard holds (`maybe` when it may not execute).
-    pub fn step(
-        &mut self,
-        op: &Op,
-        index: u32,
-        preds: &mut Preds,
-        again: bool,
-        maybe: bool,
-        info: &dyn SymInfo,
-    ) {
-        let w = decode::writes(op);
-        if again {
-            self.invalidate(|s| matches!(s.kind(), Kind::Def { index: i, .. } if i == index));
-        }
-        let results = super::semantics::results(self, op, index, preds, info);
-        let bound = match results.first() {
-            Some(Some(_)) => None,
-            _ => super::ranges::result(self, op, info),
-        };
-        for (slot, &r) in w.regs.iter().enumerate() {
-            let fresh = Some(Lin::sym(Sym::def(index, slot as u16)));
-            let new = results.get(slot).copied().flatten().or(fresh);
-            let v = if maybe && self.get(r) != new {
-                fresh
-            } else {
-                new
-            };
-            let v = match bound.filter(|_| slot == 0 && v == fresh && !maybe) {
-                // one value: a constant after all
-                Some((lo, hi)) if lo == hi => Some(Lin::konst(lo)),
-                Some(b) => {
-                    Arc::make_mut(&mut self.bounds).insert(Sym::def(index, 0), b);
-                    v
-                }
-                None => v,
-            };
-            self.put(r, v);
-        }
-        if w.all_preds {
-            preds.forget_all();
-            self.conds = [None; 16];
-        }
-        for &p in &w.preds {
-            self.conds[p as usize] = None;
-            preds.forget(p);
-        }
-        if maybe {
-            return;
-        }
-        for (p, out) in super::semantics::pred_results(self, op, preds, info) {
-            if decode::always(p) {
-                continue;
-            }
-            match out {
-                PredOut::Known(v) => preds.set(p, v),
-                PredOut::Cond(c) => match self.decide(&c, info) {
-                    Some((v, false)) => preds.set(p, v),
-                    Some((v, true)) => preds.suppose(p, v),
-                    None => self.conds[p as usize] = Some(c),
-                },
-            }
-        }
     }
 
     /// Joins `other` into `self` at the entry of `block`; true when `self` changed.

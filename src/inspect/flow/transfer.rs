@@ -1,0 +1,73 @@
+//! One instruction's effect on the values and predicates a path holds: the semantics and the
+//! ranges of its results, put into the state (`values`), which knows nothing of instructions.
+
+use super::decode::{self, Op};
+use super::lin::{Kind, Lin, Sym};
+use super::ranges;
+use super::semantics::{self, PredOut};
+use super::values::{Preds, SymInfo, Values};
+use std::sync::Arc;
+
+/// Runs one instruction whose guard holds (`maybe` when it may not execute) on `v`.
+pub fn step(
+    vals: &mut Values,
+    op: &Op,
+    index: u32,
+    preds: &mut Preds,
+    again: bool,
+    maybe: bool,
+    info: &dyn SymInfo,
+) {
+    let w = decode::writes(op);
+    if again {
+        vals.invalidate(|s| matches!(s.kind(), Kind::Def { index: i, .. } if i == index));
+    }
+    let results = semantics::results(vals, op, index, preds, info);
+    let bound = match results.first() {
+        Some(Some(_)) => None,
+        _ => ranges::result(vals, op, info),
+    };
+    for (slot, &r) in w.regs.iter().enumerate() {
+        let fresh = Some(Lin::sym(Sym::def(index, slot as u16)));
+        let new = results.get(slot).copied().flatten().or(fresh);
+        let v = if maybe && vals.get(r) != new {
+            fresh
+        } else {
+            new
+        };
+        let v = match bound.filter(|_| slot == 0 && v == fresh && !maybe) {
+            // one value: a constant after all
+            Some((lo, hi)) if lo == hi => Some(Lin::konst(lo)),
+            Some(b) => {
+                Arc::make_mut(&mut vals.bounds).insert(Sym::def(index, 0), b);
+                v
+            }
+            None => v,
+        };
+        vals.put(r, v);
+    }
+    if w.all_preds {
+        preds.forget_all();
+        vals.conds = [None; 16];
+    }
+    for &p in &w.preds {
+        vals.conds[p as usize] = None;
+        preds.forget(p);
+    }
+    if maybe {
+        return;
+    }
+    for (p, out) in semantics::pred_results(vals, op, preds, info) {
+        if decode::always(p) {
+            continue;
+        }
+        match out {
+            PredOut::Known(v) => preds.set(p, v),
+            PredOut::Cond(c) => match vals.decide(&c, info) {
+                Some((v, false)) => preds.set(p, v),
+                Some((v, true)) => preds.suppose(p, v),
+                None => vals.conds[p as usize] = Some(c),
+            },
+        }
+    }
+}
