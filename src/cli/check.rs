@@ -31,6 +31,7 @@ pub struct CheckArgs {
     /// Runs per control, each on fresh inputs; all must catch it.
     #[arg(long, default_value_t = 20, value_parser = bounded::<1, 10000>())]
     runs: usize,
+    /// Seed of the suite's inputs: every case and run draws fresh ones from it.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Writes check.json here.

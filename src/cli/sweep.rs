@@ -41,6 +41,7 @@ pub struct SweepArgs {
     /// Continue an interrupted sweep, skipping measured points.
     #[arg(long)]
     resume: bool,
+    /// Fewest timed launches per point (more until the spread settles or the time budget ends).
     #[arg(long, default_value_t = 20, value_parser = bounded::<1, { MAX_REPEATS as u64 }>())]
     repeats: usize,
     /// Measure only shard I of N (0 <= I < N) of the same expansion, e.g. a Slurm array task's
