@@ -22,14 +22,41 @@ impl fmt::Display for Arch {
     }
 }
 
+/// The compute capabilities NVIDIA has shipped (major, minor): a name outside them is a typo.
+const KNOWN: [(u32, u32); 21] = [
+    (5, 0),
+    (5, 2),
+    (5, 3),
+    (6, 0),
+    (6, 1),
+    (6, 2),
+    (7, 0),
+    (7, 2),
+    (7, 5),
+    (8, 0),
+    (8, 6),
+    (8, 7),
+    (8, 8),
+    (8, 9),
+    (9, 0),
+    (10, 0),
+    (10, 1),
+    (10, 3),
+    (11, 0),
+    (12, 0),
+    (12, 1),
+];
+
 impl FromStr for Arch {
     type Err = crate::Error;
     /// Accepts sm_90, 90, 9.0, and sm_90a (the same GPU: a build adds the suffix itself where its
     /// kernel uses that architecture's own instructions).
     fn from_str(s: &str) -> crate::Result<Self> {
         let bad = || {
+            let names: Vec<String> = KNOWN.iter().map(|(a, b)| format!("sm_{a}{b}")).collect();
             crate::Error::InvalidArgument(format!(
-                "unknown architecture '{s}' (allowed: sm_XY such as sm_80, sm_90)"
+                "unknown architecture '{s}' (allowed: {}, each also as X.Y or with an `a` suffix)",
+                names.join(", ")
             ))
         };
         let t = s.trim().trim_start_matches("sm_");
@@ -42,7 +69,7 @@ impl FromStr for Arch {
             }
             None => return Err(bad()),
         };
-        if !(5..=12).contains(&major) {
+        if !KNOWN.contains(&(major, minor)) {
             return Err(bad());
         }
         Ok(Arch { major, minor })
@@ -62,5 +89,20 @@ mod tests {
         assert_eq!("sm_100".parse::<Arch>().unwrap().sm(), 100);
         assert!("sm_x".parse::<Arch>().is_err());
         assert!("1".parse::<Arch>().is_err());
+    }
+
+    #[test]
+    fn an_architecture_nvidia_never_shipped_is_refused_naming_those_it_did() {
+        for s in ["sm_99", "sm_91", "9.9", "sm_130"] {
+            let e = s.parse::<Arch>().unwrap_err().to_string();
+            assert!(e.contains(&format!("unknown architecture '{s}'")), "{e}");
+            assert!(
+                e.contains("sm_80, sm_86") && e.contains("sm_90, sm_100"),
+                "{e}"
+            );
+        }
+        for s in ["sm_70", "sm_75", "sm_89", "sm_103", "sm_120", "sm_100a"] {
+            assert!(s.parse::<Arch>().is_ok(), "{s}");
+        }
     }
 }
