@@ -31,7 +31,7 @@ struct __align__(64) GemmParams {
     const elem_t* a;       // [M x K], row stride lda
     const elem_t* b;       // [K x N] or [N x K], row stride ldb
     elem_t* c;             // [M x N], row stride ldc
-    const elem_t* zeros;   // a valid address the zero-filled copies past an edge name (they read nothing)
+    const elem_t* zeros;   // the zero source: copies past an edge name it (cp.async and staged read 0 bytes of it)
     long long lda, ldb, ldc;
     int m, n, k;
     int tiles_m, tiles_n;
@@ -79,11 +79,7 @@ struct GemmTiles {
     static constexpr int MAX_UNITS = A_UNITS + B_ROWS * B_UPR;
     static constexpr int SLOT_BYTES = (TileA::BYTES + TileB::BYTES + 127) / 128 * 128;
     static constexpr bool ZERO_FILL = true;
-    // No copy-plan check (the tail-read rule) in a GEMM: on the H200 with NVRTC 13.0 the monitored
-    // staged and cp.async builds with an edge in N or K reported, for some units past the edge, a
-    // source no line here computes (a pointer gigabytes from B's base) while their outputs and every
-    // other rule were right, so its reports could not be told from the compiler's.
-    static constexpr bool PLAN_CHECKED = false;
+    static constexpr bool PLAN_CHECKED = true;
 
     const GemmParams& p;
     int m0, n0, ksteps, nsteps;
@@ -136,28 +132,33 @@ struct GemmTiles {
 
     // The copies of one K slice. A unit lies wholly inside the matrix or wholly outside (the host
     // checks that the row strides of A and B, hence K and B's row length, are multiples of CE);
-    // outside, its source is nullptr and
-    // it lands as zeros (zero-fill cp.async; zero registers when staged), so the tail slices add
-    // nothing, every mechanism sees the same bytes, and no copy reads past an edge.
+    // outside, it reads 0 bytes of the zero source and lands as zeros (zero-fill cp.async; zero
+    // registers when staged), so the tail slices add nothing, every mechanism sees the same bytes,
+    // and no copy reads past an edge.
     struct Step {
         const elem_t *a, *b;
+        const char* zeros;
         long long lda, ldb;
         int mrows, nrows, kcols;  // what is left of M, N and K from this slice's corner
         __device__ __forceinline__ int units() const { return MAX_UNITS; }
-        __device__ __forceinline__ const char* unit_src(int u) const {
+        __device__ __forceinline__ CopyUnit unit(int u) const {
+            bool inside;
             const elem_t* src;
             if (u < A_UNITS) {
                 const int r = u / A_UPR, c = u % A_UPR * CE;
-                src = r < mrows && c < kcols ? a + r * lda + c : nullptr;
+                inside = r < mrows && c < kcols;
+                src = a + (inside ? r * lda + c : 0);
             } else {
                 const int v = u - A_UNITS, r = v / B_UPR, c = v % B_UPR * CE;
 #if B_NK
-                src = r < nrows && c < kcols ? b + r * ldb + c : nullptr;
+                inside = r < nrows && c < kcols;
 #else
-                src = r < kcols && c < nrows ? b + r * ldb + c : nullptr;
+                inside = r < kcols && c < nrows;
 #endif
+                src = b + (inside ? r * ldb + c : 0);
             }
-            return reinterpret_cast<const char*>(src);
+            if (!inside) return {zeros, 0U};
+            return {reinterpret_cast<const char*>(src), COPY_BYTES};
         }
         __device__ __forceinline__ int unit_dst(int u) const {
             if (u < A_UNITS) return TileA::offset(u / A_UPR, u % A_UPR * COPY_BYTES);
@@ -172,7 +173,7 @@ struct GemmTiles {
 #else
         const elem_t* b = p.b + (long long)k0 * p.ldb + n0;
 #endif
-        return {p.a + (long long)m0 * p.lda + k0, b, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
+        return {p.a + (long long)m0 * p.lda + k0, b, reinterpret_cast<const char*>(p.zeros), p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
     }
     __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
 

@@ -145,7 +145,7 @@ mutant("wgmma-wait-one", "gemm/wgmma.cuh",
        "wgmma.wait_group 1 before the slot's release: the step's MMAs may still read the slot",
        "wgmma wait", ["wgmma-in-flight"], gemm=WGMMA)
 mutant("gemm-ktail-overread", "gemm.cu",
-       [("src = r < mrows && c < kcols ? a + r * lda + c : nullptr;", "src = r < mrows ? a + r * lda + c : nullptr;")],
+       [("inside = r < mrows && c < kcols;", "inside = r < mrows;")],
        "A's K tail is read past K instead of zero-filled (B's zero rows hide it from the output)",
        "K tail", ["tail-read"], gemm=["sync", "regprefetch", "cpasync-cg16-s2", "mca-pipeline-a16-s3"])
 

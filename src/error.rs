@@ -122,6 +122,12 @@ pub enum Error {
 }
 
 impl Error {
+    /// Whether a recorded failure (a result's detail) says an in-kernel wait timed out: the
+    /// launch ended cleanly, so its monitored build can run again to name the broken rule.
+    pub fn names_wait_timeout(detail: &str) -> bool {
+        detail.contains("pipeline wait timed out (")
+    }
+
     pub fn io(path: impl Into<PathBuf>, cause: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
@@ -168,5 +174,26 @@ mod tests {
             shown.starts_with("writing the report: out/x.html: "),
             "{shown}"
         );
+    }
+
+    #[test]
+    fn a_recorded_wait_timeout_is_recognised_and_nothing_else_is() {
+        let e = Error::WaitTimeout {
+            variant: "tma-s2".into(),
+            block: 3,
+            stage: 1,
+            parity: 0,
+            role: "consumer".into(),
+            tile: 7,
+        };
+        assert!(Error::names_wait_timeout(&format!("tail tile: {e}")));
+        let hung = Error::Hung {
+            variant: "tma-s2".into(),
+            seconds: 120,
+        };
+        assert!(!Error::names_wait_timeout(&hung.to_string()));
+        assert!(!Error::names_wait_timeout(
+            "rel L2 error 1.7 > 1e-5; 262127 elements beyond tolerance"
+        ));
     }
 }

@@ -57,6 +57,14 @@ static_assert(sizeof(Ctl) == 32, "host and device disagree on Ctl");
 #define ROLE_PRODUCER 1
 #define ROLE_CONSUMER 2
 
+// One per-thread copy as a workload's step describes it: `bytes` (COPY_BYTES, or 0 for a unit past
+// the data's edge, which lands as zeros) read from src (never null: past an edge, the workload's
+// zero source). A pipeline copies what this says and nothing else, and the monitor checks it.
+struct CopyUnit {
+    const char* src;
+    u32 bytes;
+};
+
 // Where a copy unit lies in its tensor, as a workload's copy plan says (plan_src, for the monitor):
 // tensor (0: X, 1: A, 2: B), row and column (elements), whether it lies past an edge (then it reads
 // nothing and lands as zeros), and the tensor's rows and columns.

@@ -43,10 +43,14 @@ static_assert(!MONITOR || (TRACE_TILES == 0 && ONLY == 0), "a monitor build chec
 #define MON_FENCE_MISSING 12     // an async copy completes on an mbarrier whose init no fence.mbarrier_init covered
 #define MON_RELEASE_UNREAD 13    // slot released for a step its releaser has not finished reading. a: the step it finished last
 #define MON_WGMMA_INFLIGHT 14    // slot released with wgmma groups still reading it. a: groups in flight
-#define MON_TAIL_READ 15         // a copy's source is not the copy plan's. a: tensor (0 X, 1 A, 2 B), b: row, c: column, d: 1 if the unit lies past an edge (zero-fill), e, f: the tensor's rows and columns
+#define MON_TAIL_READ 15         // a copy is not the copy plan's. a: tensor (0 X, 1 A, 2 B), b: row, c: column, d: MON_PLAN_*, e, f: the tensor's rows and columns
 #define MON_ISSUE_PAST_END 16    // a step issued past the block's last one. a: the block's steps
 #define MON_DRAIN 17             // a walk ended with a step count short or long. a: steps done, b: the block's steps, c: ROLE_*
 static_assert(MON_DRAIN < MON_RULES, "every rule has its count");
+// How a copy departs from the copy plan (TAIL_READ's d)
+#define MON_PLAN_ELSEWHERE 0  // inside the data, it reads another address or byte count
+#define MON_PLAN_PAST 1       // past an edge, it reads the tensor instead of zero-filling
+#define MON_PLAN_SKIPPED 2    // inside the data, it zero-fills what the plan reads
 
 struct MonRecord {
     u32 rule, block, thread;
@@ -358,18 +362,24 @@ struct Mon {
     }
 };
 
-// A copy's source against the workload's copy plan (plan_src for unit i of step k, plan_row for
-// row i: as the plan defines it, nullptr past an edge, where the copy must zero-fill and read nothing).
+// A copy of `bytes` from src against the workload's copy plan (plan_src for unit i of step k,
+// plan_row for row i). Inside the data it reads all `full` bytes of the plan's address; past an
+// edge it reads nothing of the tensor: 0 bytes, or the zero source. The pointers are compared only
+// where the plan reads: past an edge NVRTC 13.0 may hand on a source that differs from what the
+// step computed (seen: a null pointer plus the unit's offset) when the copy reads nothing from it.
 template <bool ROW, class W>
-__device__ __forceinline__ void mon_source(const W& w, int k, int i, const char* src) {
+__device__ __forceinline__ void mon_source(const W& w, int k, int i, const char* src, u32 bytes, u32 full) {
 #if MONITOR
     if constexpr (W::PLAN_CHECKED) {
         MonPlace at;
         const char* plan;
         if constexpr (ROW) plan = w.plan_row(k, i, at);
         else plan = w.plan_src(k, i, at);
-        if (src != plan)
-            mon_report(w.ctl(), MON_TAIL_READ, -1, k, mon_phase(k), at.tensor, at.row, at.col, at.past, at.rows, at.cols);
+        const char* zeros = nullptr;
+        if constexpr (W::ZERO_FILL) zeros = reinterpret_cast<const char*>(w.zero_src());
+        const bool reads = bytes != 0U && (zeros == nullptr || src != zeros);
+        const int how = at.past ? (reads ? MON_PLAN_PAST : -1) : !reads ? MON_PLAN_SKIPPED : bytes != full || src != plan ? MON_PLAN_ELSEWHERE : -1;
+        if (how >= 0) mon_report(w.ctl(), MON_TAIL_READ, -1, k, mon_phase(k), at.tensor, at.row, at.col, how, at.rows, at.cols);
     }
 #endif
 }

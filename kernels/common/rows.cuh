@@ -69,8 +69,8 @@ struct RowTiles {
         long long stride;  // bytes between rows of X
         int nrows;
         __device__ __forceinline__ int units() const { return nrows * UNITS_ROW; }
-        __device__ __forceinline__ const char* unit_src(int u) const {
-            return src + (u / UNITS_ROW) * stride + (u % UNITS_ROW) * COPY_BYTES;
+        __device__ __forceinline__ CopyUnit unit(int u) const {
+            return {src + (u / UNITS_ROW) * stride + (u % UNITS_ROW) * COPY_BYTES, COPY_BYTES};
         }
         __device__ __forceinline__ int unit_dst(int u) const { return u * COPY_BYTES; }
         __device__ __forceinline__ int rows() const { return nrows; }

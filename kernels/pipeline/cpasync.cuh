@@ -9,20 +9,19 @@ __device__ __forceinline__ void cpasync_issue(Mon& m, const W& w, int k, int s, 
     if (!w.has(k)) return;  // draining: never copy past the last step
     m.issue(k, s);
     const u32 slot = smem_addr(slot_ptr<W>(s));  // converted once per step, not per copy
-    for_my_units(w, k, tid, [&](int, const char* src, int dst) {
+    for_my_units(w, k, tid, [&](int, const CopyUnit& u, int dst) {
         if constexpr (W::ZERO_FILL) {
-            const u32 bytes = src ? COPY_BYTES : 0U;
 #if COPY_BYTES == 16 && CP_CG
-            cp_async_cg16_zfill(slot + dst, src ? src : w.zero_src(), bytes);
+            cp_async_cg16_zfill(slot + dst, u.src, u.bytes);
 #else
-            cp_async_ca_zfill<COPY_BYTES>(slot + dst, src ? src : w.zero_src(), bytes);
+            cp_async_ca_zfill<COPY_BYTES>(slot + dst, u.src, u.bytes);
 #endif
         } else {
 #if COPY_BYTES == 16 && CP_CG
-            if (L2_EVICT_LAST) cp_async_cg16_hint(slot + dst, src, l2_evict_last_policy());
-            else cp_async_cg16(slot + dst, src);
+            if (L2_EVICT_LAST) cp_async_cg16_hint(slot + dst, u.src, l2_evict_last_policy());
+            else cp_async_cg16(slot + dst, u.src);
 #else
-            cp_async_ca<COPY_BYTES>(slot + dst, src);
+            cp_async_ca<COPY_BYTES>(slot + dst, u.src);
 #endif
         }
     });

@@ -37,13 +37,13 @@ __device__ __forceinline__ void mca_copy(Mon& m, const W& w, int k, int s, Sync&
         // (dependent on W, so that a front end never evaluates it where the branch is discarded:
         // NVRTC 13.0 did, for row tiles of 4 rows of 3072)
         static_assert(MCA_FORM == 0 || !W::ZERO_FILL, "per-unit copies are spelled with aligned_size_t alone");
-        for_my_units(w, k, threadIdx.x, [&](int, const char* src, int dst) {
-            cuda::memcpy_async(slot + dst, src ? src : w.zero_src(), cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
+        for_my_units(w, k, threadIdx.x, [&](int, const CopyUnit& u, int dst) {
+            cuda::memcpy_async(slot + dst, u.src, cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
         });
     } else {
         const int rows = step.rows();
         for (int r = 0; r < rows; ++r) {
-            mon_source<true>(w, k, r, step.row_src(r));
+            mon_source<true>(w, k, r, step.row_src(r), step.row_bytes(), step.row_bytes());
             const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
             elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
 #if MCA_FORM == 0

@@ -3,10 +3,10 @@
 //   ctl()                               the launch's control block (common/hooks.cuh)
 //   steps(), has(k)                     this block's trip count; whether step k exists (false past the end)
 //   step(k)                             step k's copies, worked out once per step, as an object with
-//     units(), unit_src(u), unit_dst(u)    per-thread copies of COPY_BYTES: source, byte offset in the slot
+//     units(), unit(u), unit_dst(u)     per-thread copies of COPY_BYTES: a CopyUnit (below), byte offset in the slot
 //     rows(), row_src(r), row_dst(r), row_bytes()   row copies (bulk, memcpy_async)
-//   ZERO_FILL                           true if unit_src(u) may be nullptr: a unit past the data's edge,
-//                                       landing as zeros (cp.async reads nothing for it, naming zero_src())
+//   ZERO_FILL, zero_src()               true if a unit may lie past the data's edge and land as zeros:
+//                                       its CopyUnit then names zero_src() and reads 0 bytes
 //   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
 //   direct_slot(k)                      (direct) step k's tile in global memory, read by the compute
 //                                       body in place of a slot, its rows IN_PLACE's pitch apart
@@ -19,7 +19,7 @@
 //   PLAN_CHECKED, plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) whether copies are checked
 //                                       against the copy plan; unit u / row r of step k as the plan
 //                                       defines it, written plainly (nullptr past an edge), with where
-//                                       it lies in `at`: the reference a copy's source is checked against
+//                                       it lies in `at`: the reference a copy is checked against
 // One step fills one slot: an RMSNorm row tile, or a GEMM stage of A and B k-slices.
 //
 // Set by tilepipe with -D: MECH (below), STAGES (slots), CONSUMERS (threads that compute),
@@ -108,8 +108,9 @@ struct PerThread {
 // copies 32 adjacent units, so coalescing is unchanged.
 __device__ __forceinline__ int copy_unit(int tid, int i) { return (tid + 32) % CONSUMERS + i * CONSUMERS; }
 
-// Calls f(i, src, dst) for each of this thread's copy units of step k: its i-th, from src, to byte
-// dst of the slot. READS: f reads src (the monitor checks it against the copy plan).
+// Calls f(i, unit, dst) for each of this thread's copy units of step k: its i-th, to byte dst of
+// the slot. READS: f copies the unit (the monitor checks it against the copy plan; a copy that
+// always moves COPY_BYTES reads them from zero_src() past an edge).
 template <bool READS = true, class W, class F>
 __device__ __forceinline__ void for_my_units(const W& w, int k, int tid, F f) {
     const auto step = w.step(k);
@@ -118,9 +119,9 @@ __device__ __forceinline__ void for_my_units(const W& w, int k, int tid, F f) {
     for (int i = 0; i < PerThread<W>::UNITS; ++i) {
         const int u = copy_unit(tid, i);
         if (u < units) {
-            const char* src = step.unit_src(u);
-            if (READS) mon_source<false>(w, k, u, src);
-            f(i, src, step.unit_dst(u));
+            const CopyUnit c = step.unit(u);
+            if (READS) mon_source<false>(w, k, u, c.src, c.bytes, COPY_BYTES);
+            f(i, c, step.unit_dst(u));
         }
     }
 }

@@ -65,7 +65,7 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
 #if MECH == MECH_BULK
     __syncwarp();  // the bytes are announced before any row copy can complete them
     for (int r = lane; r < step.rows(); r += 32) {
-        mon_source<true>(w, k, r, step.row_src(r));
+        mon_source<true>(w, k, r, step.row_src(r), step.row_bytes(), step.row_bytes());
         if (L2_EVICT_LAST)
             bulk_copy_g2s_hint(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s], l2_evict_last_policy());
         else

@@ -21,11 +21,11 @@ template <class W>
 __device__ __forceinline__ void stage_load(const W& w, int k, int tid, Staged<W>& st) {
     if (!w.has(k)) return;
     using T = typename Staged<W>::T;
-    for_my_units(w, k, tid, [&](int i, const char* src, int) {
+    for_my_units(w, k, tid, [&](int i, const CopyUnit& u, int) {
         if constexpr (W::ZERO_FILL)
-            st.v[i] = src ? __ldg(reinterpret_cast<const T*>(src)) : T{};
+            st.v[i] = u.bytes ? __ldg(reinterpret_cast<const T*>(u.src)) : T{};
         else
-            st.v[i] = __ldg(reinterpret_cast<const T*>(src));
+            st.v[i] = __ldg(reinterpret_cast<const T*>(u.src));
     });
 }
 
@@ -34,7 +34,7 @@ template <class W>
 __device__ __forceinline__ void stage_store(Mon& m, const W& w, int k, int s, int tid, const Staged<W>& st) {
     m.issue(k, s);
     unsigned char* const slot = slot_ptr<W>(s);
-    for_my_units<false>(w, k, tid, [&](int i, const char*, int dst) { *reinterpret_cast<typename Staged<W>::T*>(slot + dst) = st.v[i]; });
+    for_my_units<false>(w, k, tid, [&](int i, const CopyUnit&, int dst) { *reinterpret_cast<typename Staged<W>::T*>(slot + dst) = st.v[i]; });
 }
 
 #if MECH == MECH_SYNC

@@ -4,6 +4,11 @@
 use super::Violation;
 use serde::{Deserialize, Serialize};
 
+/// How a copy departs from its plan (a tail-read record's `d`: MON_PLAN_*); 0 is another address
+/// or byte count inside the data.
+pub(crate) const PLAN_PAST: i32 = 1;
+pub(crate) const PLAN_SKIPPED: i32 = 2;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Rule {
@@ -200,12 +205,16 @@ pub(super) fn message(v: &Violation) -> String {
         Rule::WgmmaInflight => format!(
             "slot {s} released after step {k} with {a} wgmma group(s) still reading it (no wgmma.wait_group retired them)"
         ),
-        Rule::TailRead if d != 0 => format!(
+        Rule::TailRead if d == PLAN_PAST => format!(
             "a copy of step {k} reads {}[{b}][{c}], past the edge of the {e} x {f} tensor: it must zero-fill and read nothing",
             tensor(a)
         ),
+        Rule::TailRead if d == PLAN_SKIPPED => format!(
+            "a copy of step {k} zero-fills {}[{b}][{c}], inside the {e} x {f} tensor: it must read it",
+            tensor(a)
+        ),
         Rule::TailRead => format!(
-            "a copy of step {k} reads another address than its plan's, {}[{b}][{c}] of the {e} x {f} tensor",
+            "a copy of step {k} reads another address or byte count than its plan's, {}[{b}][{c}] of the {e} x {f} tensor",
             tensor(a)
         ),
         Rule::IssuePastEnd => format!(

@@ -67,6 +67,9 @@ fn the_device_layout_is_mirrored() {
     assert_eq!(define("MON_VERSION"), VERSION);
     assert_eq!(define("MON_RECORDS") as usize, RECORDS);
     assert_eq!(define("MON_RULES") as usize, RULE_SLOTS);
+    assert_eq!(define("MON_PLAN_ELSEWHERE"), 0);
+    assert_eq!(define("MON_PLAN_PAST") as i32, rule::PLAN_PAST);
+    assert_eq!(define("MON_PLAN_SKIPPED") as i32, rule::PLAN_SKIPPED);
     let record = fields("MonRecord");
     let want = [
         "rule", "block", "thread", "slot", "step", "phase", "a", "b", "c", "d", "e", "f",
@@ -249,7 +252,7 @@ fn every_rule_says_what_it_saw() {
     const CPASYNC: u32 = 2;
     const PIPELINE: u32 = 3;
     const TMA: u32 = 6;
-    let cases: [(Rule, u32, [i32; 6], &str); 13] = [
+    let cases: [(Rule, u32, [i32; 6], &str); 15] = [
         (
             Rule::ReadIncomplete,
             CPASYNC,
@@ -315,6 +318,18 @@ fn every_rule_says_what_it_saw() {
             CPASYNC,
             [1, 6, 1000, 1, 257, 1000],
             "a copy of step 7 reads A[6][1000], past the edge of the 257 x 1000 tensor: it must zero-fill and read nothing",
+        ),
+        (
+            Rule::TailRead,
+            CPASYNC,
+            [2, 8, 64, 2, 392, 1000],
+            "a copy of step 7 zero-fills B[8][64], inside the 392 x 1000 tensor: it must read it",
+        ),
+        (
+            Rule::TailRead,
+            TMA,
+            [0, 3, 0, 0, 4096, 4096],
+            "a copy of step 7 reads another address or byte count than its plan's, X[3][0] of the 4096 x 4096 tensor",
         ),
         (
             Rule::Drain,

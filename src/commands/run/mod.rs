@@ -323,9 +323,9 @@ fn under_stress<W: Workload>(
     }
 }
 
-/// Every variant whose output failed a verdict, once more with its monitored build on `case`: a
-/// broken protocol rule the monitor records is added to why it failed, so the report names it.
-/// (Those that faulted or hung are not run again: they have no verdict.)
+/// Every variant whose output failed a verdict or whose in-kernel wait timed out, once more with
+/// its monitored build on `case`: a broken protocol rule the monitor records is added to why it
+/// failed, so the report names it. (Those that faulted the context or hung are not run again here.)
 fn name_broken_rules<W: Workload>(
     e: &Engine,
     w: &W,
@@ -337,9 +337,11 @@ fn name_broken_rules<W: Workload>(
 ) -> Result<()> {
     let wrong = |r: &VariantResult| {
         r.status == Status::Failed
-            && r.validation
+            && (r
+                .validation
                 .iter()
                 .any(|c| c.verdicts.iter().any(|v| !v.passed))
+                || r.detail.as_deref().is_some_and(Error::names_wait_timeout))
     };
     let mut scratch: Vec<VariantResult> = results.to_vec();
     let ready: Vec<(usize, &Ready<W>)> = b
