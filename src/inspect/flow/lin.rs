@@ -281,6 +281,15 @@ impl Cond {
             ..self
         }
     }
+    /// The same comparison with its operands the other way round (`a < b` as `b > a`).
+    pub fn swapped(self) -> Cond {
+        Cond {
+            a: self.b,
+            b: self.a,
+            rel: self.rel.swap(),
+            unsigned: self.unsigned,
+        }
+    }
     pub fn mentions(&self, f: impl Fn(Sym) -> bool + Copy) -> bool {
         self.a.mentions(f) || self.b.mentions(f)
     }

@@ -240,12 +240,15 @@ impl Values {
     }
 
     /// Whether `c` holds on this path, and whether that rests on the comparisons the path took
-    /// (`by_path`) rather than on the values alone; None when it cannot be told.
+    /// (`by_path`) rather than on the values alone; None when it cannot be told. A fact is
+    /// matched with its operands either way round (`UR15 != 0` then `0 != UR15`).
     pub fn decide(&self, c: &Cond, info: &dyn SymInfo) -> Option<(bool, bool)> {
         if let Some(v) = self.by_values(c, info, false) {
             return Some((v, false));
         }
-        self.by_values(c, info, true).map(|v| (v, true))
+        self.by_values(c, info, true)
+            .or_else(|| self.by_values(&c.swapped(), info, true))
+            .map(|v| (v, true))
     }
 
     fn by_values(&self, c: &Cond, info: &dyn SymInfo, facts: bool) -> Option<bool> {

@@ -190,6 +190,10 @@ fn skip_then_exit(exit_guard: &str) -> String {
 fn a_predicate_copied_by_plop3_keeps_its_comparison() {
     let same = "PLOP3.LUT P0, PT, PT, PT, UP3, 0x40, 0x0";
     assert_eq!(status(CP_ASYNC, &skip_then_exit(same)), Status::Holds);
+    // the MoE Marlin's spelling on sm_100a: the exit compares the same register the other way
+    // round, in a plain predicate (`0 == UR6` is `!UP3`)
+    let mirrored = "ISETP.EQ.AND P0, PT, RZ, UR6, PT";
+    assert_eq!(status(CP_ASYNC, &skip_then_exit(mirrored)), Status::Holds);
     // an exit on another comparison lets the no-prologue path reach the read
     let other = "ISETP.EQ.AND P0, PT, R14, RZ, PT";
     hazard(
