@@ -23,7 +23,13 @@ impl FromStr for Target {
     fn from_str(s: &str) -> Result<Target> {
         let t = s.trim();
         let plain = t.strip_suffix(['a', 'f']).unwrap_or(t);
-        let arch: Arch = plain.parse()?;
+        // the refusal quotes what was given, suffix and all
+        let arch: Arch = plain.parse().map_err(|e| match e {
+            Error::InvalidArgument(m) => {
+                Error::InvalidArgument(m.replacen(&format!("'{plain}'"), &format!("'{t}'"), 1))
+            }
+            e => e,
+        })?;
         Ok(Target {
             arch,
             name: format!("{arch}{}", &t[plain.len()..]),
@@ -388,6 +394,9 @@ mod tests {
         let t: Target = "86".parse().unwrap();
         assert_eq!(t.name, "sm_86");
         assert!("sm_9x".parse::<Target>().is_err());
+        // a refusal names what was typed, not what is left once the suffix is off
+        let e = "sm_100a,sm_120a".parse::<Target>().unwrap_err().to_string();
+        assert!(e.contains("unknown architecture 'sm_100a,sm_120a'"), "{e}");
     }
 
     #[test]

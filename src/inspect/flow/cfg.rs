@@ -306,7 +306,7 @@ impl Cfg {
                 let (mut uses, mut defs) = (0u16, 0u16);
                 for &i in b.instructions.iter().rev() {
                     let op = &ops[i];
-                    let w = decode::writes(op);
+                    let w = super::writes::writes(op);
                     if op.guard == Guard::Always {
                         let d = if w.all_preds {
                             u16::MAX

@@ -210,7 +210,7 @@ pub fn pred_results(
     preds: &Preds,
     info: &dyn SymInfo,
 ) -> Vec<(Pred, PredOut)> {
-    let outs = super::decode::pred_outputs(op);
+    let outs = super::writes::pred_outputs(op);
     let mods: Vec<&str> = op.opcode.split('.').skip(1).collect();
     match op.base() {
         "ISETP" | "UISETP" if !mods.contains(&"EX") && outs.len() == 2 => {

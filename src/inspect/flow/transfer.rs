@@ -18,7 +18,7 @@ pub fn step(
     maybe: bool,
     info: &dyn SymInfo,
 ) {
-    let w = decode::writes(op);
+    let w = super::writes::writes(op);
     if again {
         vals.invalidate(|s| matches!(s.kind(), Kind::Def { index: i, .. } if i == index));
     }
