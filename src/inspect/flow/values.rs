@@ -326,13 +326,30 @@ impl Values {
         })
     }
 
-    /// Joins `other` into `self` at the entry of `block`; true when `self` changed.
+    /// The facts this path holds on value `x` against a constant, as (relation, constant,
+    /// unsigned), with `x` on the left.
+    fn facts_on(&self, x: Lin) -> impl Iterator<Item = (Rel, i64, bool)> + '_ {
+        self.facts.iter().filter_map(move |f| {
+            let f = if f.b.as_const().is_some() {
+                *f
+            } else {
+                f.swapped()
+            };
+            let k = f.b.as_const().filter(|_| f.a == x)?;
+            Some((f.rel, k, f.unsigned))
+        })
+    }
+
+    /// Joins `other` into `self` at the entry of `block`; true when `self` changed. A fact both
+    /// paths hold on a register's value against a constant stays, on the joined value (`UR15 ==
+    /// 0` where UR15 held one symbol on one path and another on the other).
     pub fn join(&mut self, other: &Values, block: u32) -> bool {
         let mut changed = false;
         let ours = |s: Sym| s.phi_of(block);
         // registers whose two values differ alike (a - b) are named from the first of them, so
         // a pointer and its offsets stay related; keyed by a - b, since only those can match
         let mut anchors: HashMap<Val, Vec<(Reg, Lin, Lin)>> = HashMap::new();
+        let mut renamed: Vec<Cond> = Vec::new();
         for r in 0..REGS as Reg {
             if decode::is_zero(r) {
                 continue;
@@ -358,6 +375,18 @@ impl Values {
                 }
                 _ => None,
             };
+            if let (Some(a), Some(b), Some(n)) = (a, b, new) {
+                renamed.extend(
+                    self.facts_on(a)
+                        .filter(|f| other.facts_on(b).any(|g| g == *f))
+                        .map(|(rel, k, unsigned)| Cond {
+                            a: n,
+                            b: Lin::konst(k),
+                            rel,
+                            unsigned,
+                        }),
+                );
+            }
             if new != a {
                 self.put(r, new);
                 changed = true;
@@ -371,13 +400,18 @@ impl Values {
                 changed = true;
             }
         }
-        let both: Vec<Cond> = self
+        let mut both: Vec<Cond> = self
             .facts
             .iter()
             .filter(|f| other.facts.contains(f) && !f.mentions(ours))
             .copied()
             .collect();
-        if both.len() != self.facts.len() {
+        for f in renamed {
+            if !both.contains(&f) && both.len() < FACTS {
+                both.push(f);
+            }
+        }
+        if both != *self.facts {
             self.facts = Arc::new(both);
             changed = true;
         }
@@ -393,5 +427,60 @@ impl Values {
             changed = true;
         }
         changed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Unknown;
+    impl SymInfo for Unknown {
+        fn range(&self, _: Sym) -> Option<(i64, i64)> {
+            None
+        }
+        fn align(&self, _: Sym) -> u32 {
+            0
+        }
+    }
+
+    const UR15: Reg = 256 + 15;
+
+    /// A path on which UR15 holds `x` and a branch on `UR15 != 0` went the `== 0` way.
+    fn zero_on(x: Sym) -> Values {
+        let mut v = Values::default();
+        v.put(UR15, Some(Lin::sym(x)));
+        v.conds[8] = Some(Cond {
+            a: Lin::sym(x),
+            b: Lin::konst(0),
+            rel: Rel::Ne,
+            unsigned: false,
+        });
+        v.assume(8, false);
+        v
+    }
+
+    /// `0 != UR15`, as the exit after the join tests it.
+    fn nonzero(v: &Values) -> Cond {
+        Cond {
+            a: Lin::konst(0),
+            b: v.get(UR15).unwrap(),
+            rel: Rel::Ne,
+            unsigned: false,
+        }
+    }
+
+    #[test]
+    fn a_fact_both_paths_hold_on_a_register_survives_a_join_that_renames_it() {
+        let mut v = zero_on(Sym::def(10, 0));
+        v.join(&zero_on(Sym::def(20, 0)), 7);
+        assert!(v.get(UR15).unwrap().mentions(|s| s.phi_of(7)));
+        assert_eq!(v.decide(&nonzero(&v), &Unknown), Some((false, true)));
+        // where only one of the paths took that branch, nothing is known after the join
+        let mut v = zero_on(Sym::def(10, 0));
+        let mut other = Values::default();
+        other.put(UR15, Some(Lin::sym(Sym::def(20, 0))));
+        v.join(&other, 7);
+        assert_eq!(v.decide(&nonzero(&v), &Unknown), None);
     }
 }
