@@ -73,6 +73,13 @@ pub fn runs_here<W: Workload>(
                     twin.name(),
                     results[0].detail.clone().unwrap_or_default()
                 );
+                // the variant's own run still says what it broke (its monitor's rules), though
+                // without a twin the run cannot count
+                if t.first.is_empty()
+                    && let Some(own) = results[1].detail.as_ref()
+                {
+                    t.first = format!("run {k}: {own}");
+                }
                 t.stopped = Some(why.clone());
                 return (t, Some(Error::InvalidArgument(why)));
             }
