@@ -201,7 +201,7 @@ impl<P: Protocol> Run<'_, P> {
                             unreachable!("only a predicate guard is unknown")
                         };
                         match self.check.relevance(i) {
-                            Relevance::None => {
+                            r @ (Relevance::None | Relevance::Adds) => {
                                 super::transfer::step(
                                     &mut v,
                                     op,
@@ -211,18 +211,9 @@ impl<P: Protocol> Run<'_, P> {
                                     true,
                                     self.table,
                                 );
-                            }
-                            Relevance::Adds => {
-                                super::transfer::step(
-                                    &mut v,
-                                    op,
-                                    i as u32,
-                                    &mut preds,
-                                    block.cyclic,
-                                    true,
-                                    self.table,
-                                );
-                                self.check.step(i, &mut s, &v, &preds);
+                                if r == Relevance::Adds {
+                                    self.check.step(i, &mut s, &v, &preds);
+                                }
                             }
                             Relevance::Splits => {
                                 let (mut p2, mut s2, mut v2) = (preds, s.clone(), v.clone());
