@@ -76,11 +76,11 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
         ),
         (
             vec!["check", "--workload", "gemm", "--suite-hidden", "4096"],
-            "--suite-hidden is not taken by --workload gemm (allowed: its suite axis, --layouts)",
+            "--suite-hidden not taken by --workload gemm (allowed: --layouts)",
         ),
         (
             vec!["check", "--layouts", "kn"],
-            "--layouts is not taken by --workload rmsnorm (allowed: its suite axis, --suite-hidden)",
+            "--layouts not taken by --workload rmsnorm (allowed: --suite-hidden)",
         ),
         (
             vec!["probe", "cpasync", "--workload", "gemm"],
@@ -97,7 +97,7 @@ fn a_flag_of_another_workload_is_refused_by_name() {
     for (args, needle) in [
         (
             vec!["run", "--workload", "gemm", "--tokens", "5"],
-            "--tokens not taken by --workload gemm; allowed: --dtype --m --n --k --layout",
+            "--tokens not taken by --workload gemm (allowed: --dtype, --m, --n, --k, --layout)",
         ),
         (
             vec![
@@ -113,7 +113,7 @@ fn a_flag_of_another_workload_is_refused_by_name() {
         ),
         (
             vec!["run", "--m", "5"],
-            "--m not taken by --workload rmsnorm; allowed: --dtype --tokens --hidden --row-stride --offset --alloc --tile-rows",
+            "--m not taken by --workload rmsnorm (allowed: --dtype, --tokens, --hidden, --row-stride, --offset, --alloc, --tile-rows)",
         ),
         (
             vec!["probe", "sync", "--workload", "copy", "--layout", "nk"],

@@ -84,11 +84,11 @@ impl Visitor for CheckArgs {
         ] {
             match (value, flag == w.suite_axis()) {
                 (Some(v), true) => axis = Some(v.clone()),
-                (Some(_), false) => anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
-                    "{flag} is not taken by --workload {} (allowed: its suite axis, {})",
+                (Some(_), false) => anyhow::bail!(tilepipe::workload::not_taken(
+                    &[flag],
                     w.name(),
-                    w.suite_axis()
-                ))),
+                    &[w.suite_axis()]
+                )),
                 (None, _) => {}
             }
         }

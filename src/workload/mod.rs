@@ -163,12 +163,18 @@ impl ProblemFlags {
         if others.is_empty() {
             return Ok(());
         }
-        Err(Error::InvalidArgument(format!(
-            "{} not taken by --workload {workload}; allowed: {}",
-            others.join(", "),
-            owned.join(" ")
-        )))
+        Err(not_taken(&others, workload, owned))
     }
+}
+
+/// The one refusal of flags a workload does not take, for every command: which were given, and
+/// which that workload takes instead.
+pub fn not_taken(flags: &[&str], workload: &str, takes: &[&str]) -> Error {
+    Error::InvalidArgument(format!(
+        "{} not taken by --workload {workload} (allowed: {})",
+        flags.join(", "),
+        takes.join(", ")
+    ))
 }
 
 pub trait Workload: Send + Sync + 'static {
