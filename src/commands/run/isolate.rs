@@ -1,10 +1,13 @@
 //! A run that outlives a faulting kernel. A sticky fault (an illegal address, a trap) loses the
 //! CUDA context, and with it this process's use of the GPU. The faulting variant is that fault's
 //! only victim: its failure is kept, and the variants not yet finished go on in a new process
-//! (`engine::isolate`), whose results are merged with this one's.
+//! (`engine::isolate`), whose results are merged with this one's. The fault took the monitor's
+//! log with it, so the faulting variant's monitored build runs once more in a probe process of its
+//! own, and the rule it records before any fault is added to why the variant failed.
 
 use super::{RunOptions, RunOutcome, run, selected};
-use crate::engine::{Engine, isolate};
+use crate::engine::{Engine, controls, isolate};
+use crate::pipeline::Instrument;
 use crate::results::{RunResults, Status, VariantResult};
 use crate::workload::{Problem, Workload};
 use crate::{Error, Result};
@@ -34,7 +37,7 @@ pub fn run_isolated<W: Workload>(
         return Ok(outcome);
     };
     outcome.poisoned = true;
-    let Some(faulted) = outcome
+    let Some(mut faulted) = outcome
         .results
         .variants
         .iter()
@@ -45,6 +48,10 @@ pub fn run_isolated<W: Workload>(
     };
     if o.exclude.len() >= MAX_FAULTS {
         return Ok(outcome);
+    }
+    if let Some(why) = monitored_probe(e, w, o, &faulted.name) {
+        let was = faulted.detail.take().unwrap_or_default();
+        faulted.detail = Some(format!("{was}; its monitored build: {why}"));
     }
     e.progress.note(&format!(
         "{}: {}; going on in a new process without it",
@@ -80,6 +87,26 @@ pub fn run_isolated<W: Workload>(
         }
     }
     Ok(outcome)
+}
+
+/// What the monitored build of the variant `name` says in one stressed run on the first stress
+/// case, in a `tilepipe probe` process (this one's context is lost): the rules its monitor
+/// recorded, or that it faulted too. None when that run passed or could not be started.
+fn monitored_probe<W: Workload>(
+    e: &Engine,
+    w: &W,
+    o: &RunOptions<W::Problem>,
+    name: &str,
+) -> Option<String> {
+    let variants = selected(w, o.problem.dtype(), Some(name)).ok()?;
+    let case = w
+        .stress_cases(&o.problem, &variants[0], e.info())
+        .ok()?
+        .into_iter()
+        .next()?;
+    let runs =
+        controls::runs_in_children(w, name, &case, Instrument::STRESSED, (1, o.seed)).ok()?;
+    (runs.caught > 0).then_some(runs.first)
 }
 
 /// Puts each faulting variant's result back among the others, in the order of the selection, with

@@ -130,26 +130,28 @@ pub fn against_cublas(out: &[u8], cublas: &[u8], p: &Problem) -> Verdict {
     tally("cuBLAS", items)
 }
 
-/// `out` bit for bit against the same-tile `sync` variant's C (same products, same order).
+/// `out` bit for bit against the same-tile `sync` variant's C (same products, same order): an
+/// element fails where its bits differ, or where it is not finite though they agree. Counted in
+/// parallel without a list of every element: a control's C has 16 M of them, checked every run.
 pub fn against_baseline(out: &[u8], baseline: &[u8], p: &Problem) -> Verdict {
     let es = p.dtype.size();
-    let items = (0..p.m * p.n)
+    let same = |e: usize| out[e * es..(e + 1) * es] == baseline[e * es..(e + 1) * es];
+    let wrong = |e: usize| !same(e) || !p.dtype.get(out, e).is_finite();
+    let (failures, first) = (0..p.m * p.n)
         .into_par_iter()
-        .map(|e| {
-            let same = out[e * es..(e + 1) * es] == baseline[e * es..(e + 1) * es];
-            let (got, want) = (p.dtype.get(out, e), p.dtype.get(baseline, e));
-            (
-                e / p.n,
-                e % p.n,
-                got,
-                want,
-                if same { f64::INFINITY } else { 0.0 },
-            )
-        })
-        .collect();
-    let mut v = tally("sync, bit for bit", items);
-    v.max_ratio = Some(0.0);
-    v
+        .filter(|&e| wrong(e))
+        .fold(|| (0usize, usize::MAX), |(n, f), e| (n + 1, f.min(e)))
+        .reduce(|| (0, usize::MAX), |a, b| (a.0 + b.0, a.1.min(b.1)));
+    let worst = (failures > 0).then(|| {
+        let (got, want) = (p.dtype.get(out, first), p.dtype.get(baseline, first));
+        let bound = if same(first) { f64::INFINITY } else { 0.0 };
+        format!(
+            "C[{}][{}] = {got}, expected {want} (bound {bound:.3e})",
+            first / p.n,
+            first % p.n
+        )
+    });
+    Verdict::bounded("sync, bit for bit", p.m * p.n, failures, 0.0, worst)
 }
 
 #[cfg(test)]
@@ -239,6 +241,36 @@ mod tests {
                 1
             );
         }
+    }
+
+    /// Bit for bit: every differing element counts and the first in C's order is named; equal
+    /// bits that are not a finite number fail too.
+    #[test]
+    fn bit_for_bit_counts_every_difference_and_names_the_first() {
+        let x = inputs(DType::F32, Layout::Kn);
+        let (p, c) = (x.problem, host_c(&x));
+        let mut two = c.clone();
+        two[30 * 4] ^= 1;
+        two[3 * 4 + 1] ^= 1;
+        let v = against_baseline(&two, &c, &p);
+        assert_eq!(
+            (v.passed, v.beyond_tolerance, v.checked),
+            (false, 2, 40 * 24)
+        );
+        assert!(
+            v.failure.as_deref().unwrap().contains("C[0][3]"),
+            "{}",
+            v.summary()
+        );
+        let mut nan = c.clone();
+        nan[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
+        let v = against_baseline(&nan, &nan, &p);
+        assert_eq!((v.passed, v.beyond_tolerance), (false, 1));
+        assert!(
+            v.failure.as_deref().unwrap().contains("C[0][2]"),
+            "{}",
+            v.summary()
+        );
     }
 
     #[test]
