@@ -83,6 +83,10 @@ pub enum Error {
     )]
     Hung { variant: String, seconds: u64 },
 
+    /// A monitored launch that faulted the context, with what its monitor's trail had recorded.
+    #[error("{cause}; before the fault its monitor recorded {trail}")]
+    FaultAfter { cause: Box<Error>, trail: String },
+
     #[error("{variant} faulted the GPU context ({case}): {cause}")]
     ContextLost {
         variant: String,

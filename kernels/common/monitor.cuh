@@ -4,8 +4,10 @@
 // step it issued, saw complete, read and released); the block keeps what crosses threads in
 // mon_shared (releases per slot, the step each slot holds, mbarrier inits, wgmma groups in
 // flight). A broken rule is recorded, never acted on: the launch runs to its end and the host reads
-// the log (src/monitor/, which mirrors every layout and code below). In any other build each hook
-// is empty and each protocol operation is its PTX alone.
+// the log (src/monitor/, which mirrors every layout and code below). The first record of each rule
+// is also written to the trail, page-locked host memory, so a launch whose broken protocol then
+// faults the context (device memory is lost with it) still names what it broke. In any other build
+// each hook is empty and each protocol operation is its PTX alone.
 //
 // Most rules are sequence rules, decided by what one thread did in its own program order (a read
 // with no completed wait before it, a refill with no block barrier since its own release), so a
@@ -66,11 +68,20 @@ struct MonLog {
     u32 blocks;  // blocks that reached the end of their walk
     u32 reads;   // (consumer thread, step) reads checked
     u32 mech, stages, consumers, threads;
-    u32 reserved[2];
+    u64 trail;  // the MonTrail's device address (the host sets it before the launch; 0: none)
     u32 per_rule[MON_RULES];  // every violation, stored or not
     MonRecord rec[MON_RECORDS];
 };
 static_assert(sizeof(MonLog) == 128 + 48 * MON_RECORDS, "host and device disagree on MonLog");
+
+// The trail, in host memory mapped for the device: the build, and the launch's first record of each
+// rule (indexed by rule; its rule field, written last, is 0 until the record is whole). Plain
+// stores and system-scope fences only, so what was written before a fault is in host memory.
+struct MonTrail {
+    u32 magic, mech, stages, consumers, threads, reserved[3];
+    MonRecord first[MON_RULES];
+};
+static_assert(sizeof(MonTrail) == 32 + 48 * MON_RULES, "host and device disagree on MonTrail");
 
 #if MONITOR
 #define MON_BARS (2 * STAGES)  // ring: full[s] is s, empty[s] STAGES + s; memcpy_async barrier: bar[s] is s
@@ -95,10 +106,17 @@ __device__ __forceinline__ void mon_report(const Ctl& c, u32 rule, int slot, int
                                         int cc = 0, int d = 0, int e = 0, int f = 0) {
     if (aborted(c)) return;
     MonLog* log = mon_log(c);
-    atomicAdd(&log->per_rule[rule], 1U);
+    const MonRecord r = {rule, blockIdx.x, threadIdx.x, slot, step, phase, a, b, cc, d, e, f};
+    if (atomicAdd(&log->per_rule[rule], 1U) == 0U && log->trail != 0U) {
+        MonRecord* t = reinterpret_cast<MonTrail*>(log->trail)->first + rule;
+        *t = {0U, r.block, r.thread, r.slot, r.step, r.phase, a, b, cc, d, e, f};
+        __threadfence_system();
+        *reinterpret_cast<volatile u32*>(&t->rule) = rule;
+        __threadfence_system();
+    }
     if (atomicOr(&mon_shared.reported, 1U << rule) & (1U << rule)) return;
     const u32 i = atomicAdd(&log->stored, 1U);
-    if (i < MON_RECORDS) log->rec[i] = {rule, blockIdx.x, threadIdx.x, slot, step, phase, a, b, cc, d, e, f};
+    if (i < MON_RECORDS) log->rec[i] = r;
 }
 #endif
 
@@ -142,6 +160,15 @@ struct Mon {
             log->stages = STAGES;
             log->consumers = CONSUMERS;
             log->threads = THREADS;
+            if (log->trail != 0U) {  // every block: the first to fault may be any
+                MonTrail* t = reinterpret_cast<MonTrail*>(log->trail);
+                t->mech = MECH;
+                t->stages = STAGES;
+                t->consumers = CONSUMERS;
+                t->threads = THREADS;
+                __threadfence_system();
+                *reinterpret_cast<volatile u32*>(&t->magic) = MON_MAGIC;
+            }
         }
         __syncthreads();  // the monitor's own, before any of the pipeline's: it orders nothing of theirs
     }

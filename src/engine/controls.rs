@@ -2,7 +2,8 @@
 //! checked against the f64 reference first); every run must catch it. A control whose broken
 //! protocol can fault the GPU context (the mbarrier ring's) runs in `tilepipe probe` processes of
 //! its own, a new one after each fault, until all its runs are done: the fault of a run is how
-//! that run caught it, and the suite goes on.
+//! that run caught it, and the suite goes on. A correct variant's build that faults is run the
+//! same way once, monitored, so that the rule it broke before the fault is named.
 
 use super::validate::{Lineup, result_of, validate_case};
 use super::{Engine, Ready, isolate};
@@ -151,4 +152,22 @@ pub fn runs_in_children<W: Workload>(
         first: tally.first,
         stopped: None,
     })
+}
+
+/// What the monitored build of the variant `name` says in one stressed run on its first stress
+/// case for `p`, in a `tilepipe probe` process: for a variant whose fault took this process's
+/// context (and the monitor's log) with it. The rules its monitor recorded, from its log or, if
+/// it faulted too, its trail; None when that run passed or could not be started.
+pub fn monitored_once<W: Workload>(
+    e: &Engine,
+    w: &W,
+    p: &W::Problem,
+    name: &str,
+    seed: u64,
+) -> Option<String> {
+    let dtype = crate::workload::Problem::dtype(p);
+    let v = w.catalogue(dtype).into_iter().find(|v| v.name == name)?;
+    let case = w.stress_cases(p, &v, e.info()).ok()?.into_iter().next()?;
+    let runs = runs_in_children(w, name, &case, Instrument::STRESSED, (1, seed)).ok()?;
+    (runs.caught > 0).then_some(runs.first)
 }

@@ -40,6 +40,8 @@ pub struct Engine {
     /// The in-kernel waits' status words (`report_timeout` in kernels/common/hooks.cuh), then a
     /// monitor build's log.
     status: Mutex<DevBuf>,
+    /// The monitor's trail (`monitor::RawTrail`), in host memory: it outlives a fault.
+    trail: gpu::Mapped,
     /// Bound on each in-kernel wait (ns); `probe` raises it under compute-sanitizer.
     wait_timeout_ns: u64,
     /// Twice the L2: writing it evicts the inputs, so validation copies come from device memory
@@ -107,6 +109,7 @@ impl Engine {
         let hold = load(build::HOLD)?;
         gpu.prepare(&smem_poison, 256, gpu.info.smem_per_block_optin)?;
         let status = Mutex::new(gpu.alloc(monitor::STATUS_BYTES, "the status words")?);
+        let trail = gpu.alloc_mapped(monitor::TRAIL_BYTES)?;
         if let Some(dir) = build::source_dir() {
             progress.note(&sources_note(&dir));
         }
@@ -114,6 +117,7 @@ impl Engine {
         Ok(Engine {
             gpu,
             status,
+            trail,
             wait_timeout_ns: WAIT_TIMEOUT_NS,
             l2_scrub,
             smem_poison,
@@ -222,10 +226,29 @@ impl Engine {
         self.wait_timeout_ns = ms * 1_000_000;
     }
 
-    /// Clears the wait status (and the monitor's log) before a checked launch.
+    /// Clears the wait status, the monitor's log and its trail before a checked launch, and
+    /// points the log at the trail.
     pub fn clear_status(&self) -> Result<()> {
+        let mut status = self.status.lock().expect("status lock");
+        self.gpu.fill(&mut status, 0)?;
+        self.trail.zero();
+        let at = self.trail.device_ptr().to_le_bytes();
         self.gpu
-            .fill(&mut self.status.lock().expect("status lock"), 0)
+            .write_at(&mut status, monitor::TRAIL_POINTER_AT, &at)
+    }
+
+    /// A monitored launch's error, with the rules its trail recorded where the launch faulted
+    /// the context (the log in device memory is gone with it).
+    pub fn with_trail(&self, err: Error) -> Error {
+        let seen = monitor::decode_trail(&self.trail.read());
+        if self.healthy() || seen.is_empty() {
+            return err;
+        }
+        let trail: Vec<String> = seen.iter().map(|v| v.to_string()).collect();
+        Error::FaultAfter {
+            cause: Box::new(err),
+            trail: trail.join("; "),
+        }
     }
 
     /// Fails with the block, stage and phase of the first in-kernel wait that timed out, as the

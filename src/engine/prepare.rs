@@ -223,8 +223,15 @@ impl<W: Workload> Ready<W> {
         e.clear_status()?;
         e.scrub_and_poison(ctl.seed)?;
         let params = w.params(&e.gpu, d, &self.job.variant, ctl)?;
-        self.launch(e, blocks, &params)?;
-        e.gpu.finish(self.name(), HANG_LIMIT)?;
+        let ran = self
+            .launch(e, blocks, &params)
+            .and_then(|()| e.gpu.finish(self.name(), HANG_LIMIT));
+        if let Err(err) = ran {
+            return Err(match self.job.instrument.monitor {
+                true => e.with_trail(err),
+                false => err,
+            });
+        }
         let waited = e.check_status(self.name());
         if self.job.instrument.monitor {
             let (tiles, steps) = w.walk(&self.job.variant, p);

@@ -56,6 +56,50 @@ pub struct Kernel {
 /// A device allocation of raw bytes.
 pub type DevBuf = CudaSlice<u8>;
 
+/// Page-locked host memory mapped into the device's address space: what a kernel writes there the
+/// host reads with no CUDA call, so it outlives a fault that loses the context (and device memory
+/// with it). Read and written with volatile accesses only between launches.
+pub struct Mapped {
+    host: *mut u8,
+    bytes: usize,
+    device: u64,
+}
+
+// SAFETY: the allocation belongs to this value alone and lives until it drops; every access is a
+// volatile byte read or write through the pointer, made while no kernel writes it.
+unsafe impl Send for Mapped {}
+// SAFETY: as for Send: shared use only reads or zeroes bytes between launches.
+unsafe impl Sync for Mapped {}
+
+impl Mapped {
+    /// The address a kernel writes it at.
+    pub fn device_ptr(&self) -> u64 {
+        self.device
+    }
+
+    pub fn read(&self) -> Vec<u8> {
+        // SAFETY: every i < bytes lies in the allocation.
+        (0..self.bytes)
+            .map(|i| unsafe { self.host.add(i).read_volatile() })
+            .collect()
+    }
+
+    pub fn zero(&self) {
+        for i in 0..self.bytes {
+            // SAFETY: i < bytes lies in the allocation; no kernel is writing it now.
+            unsafe { self.host.add(i).write_volatile(0) }
+        }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: host came from cuMemHostAlloc and is freed once, here. After a lost context the
+        // call may fail; the process then frees it at exit.
+        let _ = unsafe { cudarc::driver::result::free_host(self.host.cast()) };
+    }
+}
+
 fn driver_err(call: &str) -> impl Fn(cudarc::driver::DriverError) -> Error + '_ {
     move |e| Error::cuda(call, e)
 }
@@ -125,6 +169,38 @@ impl Gpu {
             }
             _ => Error::cuda("cuMemAlloc", e),
         })
+    }
+
+    /// `bytes` of zeroed host memory mapped for the device (`Mapped`).
+    pub fn alloc_mapped(&self, bytes: usize) -> Result<Mapped> {
+        self.ctx
+            .bind_to_thread()
+            .map_err(driver_err("cuCtxSetCurrent"))?;
+        let flags = cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP;
+        // SAFETY: allocates with this context current; the pointer is checked before any use.
+        let host = unsafe { cudarc::driver::result::malloc_host(bytes.max(1), flags) }
+            .map_err(driver_err("cuMemHostAlloc"))?
+            .cast::<u8>();
+        let mut device = 0;
+        // SAFETY: host is a live cuMemHostAlloc allocation made with DEVICEMAP; device is written.
+        unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut device, host.cast(), 0) }
+            .result()
+            .map_err(driver_err("cuMemHostGetDevicePointer"))?;
+        let m = Mapped {
+            host,
+            bytes,
+            device,
+        };
+        m.zero();
+        Ok(m)
+    }
+
+    /// Writes `host` into `dst` at byte `offset`.
+    pub fn write_at(&self, dst: &mut DevBuf, offset: usize, host: &[u8]) -> Result<()> {
+        let mut view = dst.slice_mut(offset..offset + host.len());
+        self.stream
+            .memcpy_htod(host, &mut view)
+            .map_err(driver_err("cuMemcpyHtoD"))
     }
 
     pub fn upload(&self, host: &[u8], what: &str) -> Result<DevBuf> {

@@ -67,7 +67,8 @@ pub struct RawLog {
     pub stages: u32,
     pub consumers: u32,
     pub threads: u32,
-    pub reserved: [u32; 2],
+    /// The device address of the `RawTrail` (0: none).
+    pub trail: u64,
     pub per_rule: [u32; RULE_SLOTS],
     pub records: [RawRecord; RECORDS],
 }
@@ -76,6 +77,25 @@ const _: () = assert!(std::mem::size_of::<RawLog>() == 128 + 48 * RECORDS);
 /// Bytes of the log, and of the whole status buffer a monitor launch needs.
 pub const LOG_BYTES: usize = std::mem::size_of::<RawLog>();
 pub const STATUS_BYTES: usize = STATUS_WORDS * 4 + LOG_BYTES;
+/// Where in the status buffer the host writes the trail's device address before a launch.
+pub const TRAIL_POINTER_AT: usize = STATUS_WORDS * 4 + std::mem::offset_of!(RawLog, trail);
+
+/// `struct MonTrail`, in host memory mapped for the device: the build (magic set once written)
+/// and the launch's first record of each rule, indexed by rule code (rule 0: none, or not whole).
+/// What a launch that faulted the context had recorded before the fault.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Pod, Zeroable)]
+pub struct RawTrail {
+    pub magic: u32,
+    pub mech: u32,
+    pub stages: u32,
+    pub consumers: u32,
+    pub threads: u32,
+    pub reserved: [u32; 3],
+    pub first: [RawRecord; RULE_SLOTS],
+}
+pub const TRAIL_BYTES: usize = std::mem::size_of::<RawTrail>();
+const _: () = assert!(TRAIL_BYTES == 32 + 48 * RULE_SLOTS);
 
 /// The build that wrote a log, as its header says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -220,6 +240,42 @@ impl fmt::Display for Log {
         }
         Ok(())
     }
+}
+
+/// The violations a trail holds (`TRAIL_BYTES` as the device left them), one per rule that fired,
+/// in code order; none where no monitor block started. A record with an unknown code is not
+/// whole (the fault came while it was written) and is left out.
+pub fn decode_trail(trail: &[u8]) -> Vec<Violation> {
+    if trail.len() < TRAIL_BYTES {
+        return Vec::new();
+    }
+    let raw: RawTrail = bytemuck::pod_read_unaligned(&trail[..TRAIL_BYTES]);
+    if raw.magic != MAGIC || raw.stages == 0 {
+        return Vec::new();
+    }
+    let build = Build {
+        mech: raw.mech,
+        stages: raw.stages,
+        consumers: raw.consumers,
+        threads: raw.threads,
+    };
+    raw.first
+        .iter()
+        .enumerate()
+        .filter_map(|(code, r)| {
+            let rule = Rule::from_code(r.rule).filter(|rule| rule.code() as usize == code)?;
+            Some(Violation {
+                rule,
+                block: r.block,
+                thread: r.thread,
+                slot: r.slot,
+                step: r.step,
+                phase: r.phase,
+                counts: [r.a, r.b, r.c, r.d, r.e, r.f],
+                build,
+            })
+        })
+        .collect()
 }
 
 /// Decodes the status buffer of a monitor launch (`STATUS_BYTES`, as the device left it).

@@ -106,7 +106,7 @@ fn the_device_layout_is_mirrored() {
             "stages",
             "consumers",
             "threads",
-            "reserved[2]",
+            "trail",
             "per_rule[MON_RULES]",
             "rec[MON_RECORDS]"
         ]
@@ -411,4 +411,42 @@ fn a_log_that_disagrees_with_itself_is_refused() {
     bad_count[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
     let e = decode(&bad_count).unwrap_err();
     assert!(e.to_string().contains("unknown rule code 19"), "{e}");
+}
+
+#[test]
+fn the_trail_is_mirrored_and_keeps_each_whole_first_record() {
+    assert_eq!(
+        fields("MonTrail"),
+        [
+            "magic",
+            "mech",
+            "stages",
+            "consumers",
+            "threads",
+            "reserved[3]",
+            "first[MON_RULES]"
+        ]
+    );
+    let mut t = RawTrail::zeroed();
+    let bytes = |t: &RawTrail| bytemuck::bytes_of(t).to_vec();
+    // no monitor block started: nothing, whatever the records hold
+    t.first[Rule::TxMismatch.code() as usize] =
+        record(Rule::TxMismatch, 0, 3, [96, 112, 0, 0, 0, 0]);
+    assert!(decode_trail(&bytes(&t)).is_empty());
+    (t.magic, t.mech, t.stages, t.consumers, t.threads) = (MAGIC, 6, 2, 128, 128);
+    let tx = decode_trail(&bytes(&t));
+    assert_eq!(tx.len(), 1);
+    assert_eq!(
+        (tx[0].rule, tx[0].step, tx[0].build),
+        (Rule::TxMismatch, 3, TMA_S2)
+    );
+    assert!(tx[0].to_string().starts_with("tx-bytes: "), "{}", tx[0]);
+    // a record whose rule word was not yet written, or sits at another rule's index, is not whole
+    t.first[Rule::InitCount.code() as usize] = RawRecord {
+        rule: 0,
+        ..record(Rule::InitCount, 0, -1, [1, 3, 4, 0, 0, 0])
+    };
+    t.first[Rule::Drain.code() as usize] = record(Rule::WaitParity, 0, 1, [0; 6]);
+    assert_eq!(decode_trail(&bytes(&t)), tx);
+    assert!(decode_trail(&bytes(&t)[..TRAIL_BYTES - 1]).is_empty());
 }

@@ -84,4 +84,47 @@ impl SuiteReport {
             self.stopped = other.stopped;
         }
     }
+
+    /// Appends the report of a process that went on after a fault by starting the group again:
+    /// a test it ran once more (one this process had finished before the fault) is kept once, as
+    /// first run, and so are skips.
+    pub fn merge_restarted(&mut self, mut other: SuiteReport) {
+        let seen: std::collections::HashSet<String> =
+            self.tests.iter().map(|t| t.name.clone()).collect();
+        other.tests.retain(|t| !seen.contains(&t.name));
+        other.skipped.retain(|s| !self.skipped.contains(s));
+        self.merge(other);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn test(name: &str, passed: bool) -> TestResult {
+        TestResult {
+            name: name.into(),
+            passed,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_restarted_group_counts_each_test_once() {
+        let mut parent = SuiteReport {
+            tests: vec![test("sass sync", true), test("fault tma-s2", false)],
+            skipped: vec!["skip a".into()],
+            ..SuiteReport::default()
+        };
+        let child = SuiteReport {
+            tests: vec![test("sass sync", true), test("valid sync", true)],
+            skipped: vec!["skip a".into(), "skip b".into()],
+            ..SuiteReport::default()
+        };
+        parent.merge_restarted(child);
+        let names: Vec<&str> = parent.tests.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["sass sync", "fault tma-s2", "valid sync"]);
+        assert_eq!((parent.passed(), parent.failed()), (2, 1));
+        assert_eq!(parent.skipped, ["skip a", "skip b"]);
+    }
 }

@@ -7,7 +7,7 @@
 mod evidence;
 mod plan;
 
-use crate::engine::controls::{runs_here, runs_in_children};
+use crate::engine::controls::{monitored_once, runs_here, runs_in_children};
 use crate::engine::record;
 use crate::engine::validate::{Lineup, validate_case};
 use crate::engine::{Engine, Ready, case_seed, isolate, prepare_all};
@@ -76,12 +76,17 @@ pub fn run_suite<W: Workload>(e: &Engine, w: &W, o: &SuiteOptions) -> Result<(Su
                 let baseline = correct.iter().any(|v| v.name == variant && v.is_baseline());
                 // a control is broken on purpose: its fault is how it was caught
                 let control = controls.iter().any(|v| v.name == variant);
+                let mut why = format!("faulted the GPU context: {cause}");
+                // the fault took the monitor's log: its monitored build, once, names the rule
+                if !control && let Some(rule) = monitored_once(e, w, group, &variant, o.seed) {
+                    why.push_str(&format!("; its monitored build: {rule}"));
+                }
                 record(
                     &e.progress,
                     &mut report,
                     format!("fault {tag} {variant} [{case}]"),
                     control,
-                    format!("faulted the GPU context: {cause}"),
+                    why,
                 );
                 if baseline || o.exclude.len() >= MAX_FAULTS {
                     report.stopped = Some(format!("{variant} faulted the GPU context"));
@@ -99,11 +104,13 @@ pub fn run_suite<W: Workload>(e: &Engine, w: &W, o: &SuiteOptions) -> Result<(Su
                 ];
                 match isolate::continue_in::<SuiteReport>(&o.command, &extra) {
                     Ok(child) => {
+                        // it starts the group again: what this process finished counts once
+                        let before = report.tests.len();
+                        report.merge_restarted(child);
                         // its test lines were not shown as they ran: show them now
-                        for t in &child.tests {
+                        for t in &report.tests[before..] {
                             e.progress.test(&t.name, t.passed, &t.detail);
                         }
-                        report.merge(child);
                     }
                     Err(err) => report.stopped = Some(err.to_string()),
                 }

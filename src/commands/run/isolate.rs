@@ -7,7 +7,6 @@
 
 use super::{RunOptions, RunOutcome, run, selected};
 use crate::engine::{Engine, controls, isolate};
-use crate::pipeline::Instrument;
 use crate::results::{RunResults, Status, VariantResult};
 use crate::workload::{Problem, Workload};
 use crate::{Error, Result};
@@ -49,7 +48,7 @@ pub fn run_isolated<W: Workload>(
     if o.exclude.len() >= MAX_FAULTS {
         return Ok(outcome);
     }
-    if let Some(why) = monitored_probe(e, w, o, &faulted.name) {
+    if let Some(why) = controls::monitored_once(e, w, &o.problem, &faulted.name, o.seed) {
         let was = faulted.detail.take().unwrap_or_default();
         faulted.detail = Some(format!("{was}; its monitored build: {why}"));
     }
@@ -87,26 +86,6 @@ pub fn run_isolated<W: Workload>(
         }
     }
     Ok(outcome)
-}
-
-/// What the monitored build of the variant `name` says in one stressed run on the first stress
-/// case, in a `tilepipe probe` process (this one's context is lost): the rules its monitor
-/// recorded, or that it faulted too. None when that run passed or could not be started.
-fn monitored_probe<W: Workload>(
-    e: &Engine,
-    w: &W,
-    o: &RunOptions<W::Problem>,
-    name: &str,
-) -> Option<String> {
-    let variants = selected(w, o.problem.dtype(), Some(name)).ok()?;
-    let case = w
-        .stress_cases(&o.problem, &variants[0], e.info())
-        .ok()?
-        .into_iter()
-        .next()?;
-    let runs =
-        controls::runs_in_children(w, name, &case, Instrument::STRESSED, (1, o.seed)).ok()?;
-    (runs.caught > 0).then_some(runs.first)
 }
 
 /// Puts each faulting variant's result back among the others, in the order of the selection, with
