@@ -63,6 +63,8 @@ pub struct Mapped {
     host: *mut u8,
     bytes: usize,
     device: u64,
+    /// Kept so that the context outlives the allocation it frees.
+    ctx: Arc<CudaContext>,
 }
 
 // SAFETY: the allocation belongs to this value alone and lives until it drops; every access is a
@@ -94,8 +96,9 @@ impl Mapped {
 
 impl Drop for Mapped {
     fn drop(&mut self) {
-        // SAFETY: host came from cuMemHostAlloc and is freed once, here. After a lost context the
-        // call may fail; the process then frees it at exit.
+        // SAFETY: host came from cuMemHostAlloc in ctx, which this value keeps alive, and is freed
+        // once, here. After a lost context the call may fail; the process frees it at exit.
+        let _ = self.ctx.bind_to_thread();
         let _ = unsafe { cudarc::driver::result::free_host(self.host.cast()) };
     }
 }
@@ -190,6 +193,7 @@ impl Gpu {
             host,
             bytes,
             device,
+            ctx: self.ctx.clone(),
         };
         m.zero();
         Ok(m)
