@@ -50,6 +50,22 @@ pub struct RawRecord {
 }
 const _: () = assert!(std::mem::size_of::<RawRecord>() == 48);
 
+impl RawRecord {
+    /// The record as a violation of `rule` (its decoded code) by `build`.
+    fn violation(&self, rule: Rule, build: Build) -> Violation {
+        Violation {
+            rule,
+            block: self.block,
+            thread: self.thread,
+            slot: self.slot,
+            step: self.step,
+            phase: self.phase,
+            counts: [self.a, self.b, self.c, self.d, self.e, self.f],
+            build,
+        }
+    }
+}
+
 /// `struct MonLog`: the header and the records.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Pod, Zeroable)]
@@ -264,16 +280,7 @@ pub fn decode_trail(trail: &[u8]) -> Vec<Violation> {
         .enumerate()
         .filter_map(|(code, r)| {
             let rule = Rule::from_code(r.rule).filter(|rule| rule.code() as usize == code)?;
-            Some(Violation {
-                rule,
-                block: r.block,
-                thread: r.thread,
-                slot: r.slot,
-                step: r.step,
-                phase: r.phase,
-                counts: [r.a, r.b, r.c, r.d, r.e, r.f],
-                build,
-            })
+            Some(r.violation(rule, build))
         })
         .collect()
 }
@@ -317,18 +324,7 @@ pub fn decode(status: &[u8]) -> Result<Log> {
     let stored = (raw.stored as usize).min(RECORDS);
     let violations = raw.records[..stored]
         .iter()
-        .map(|r| {
-            Ok(Violation {
-                rule: Rule::from_code(r.rule).ok_or(unknown(r.rule))?,
-                block: r.block,
-                thread: r.thread,
-                slot: r.slot,
-                step: r.step,
-                phase: r.phase,
-                counts: [r.a, r.b, r.c, r.d, r.e, r.f],
-                build,
-            })
-        })
+        .map(|r| Ok(r.violation(Rule::from_code(r.rule).ok_or(unknown(r.rule))?, build)))
         .collect::<Result<Vec<_>>>()?;
     if let Some(v) = violations
         .iter()
