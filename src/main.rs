@@ -3,7 +3,6 @@
 
 mod cli;
 
-use clap::Parser;
 use cli::{Cli, Command};
 use std::process::ExitCode;
 
@@ -21,7 +20,7 @@ fn main() -> ExitCode {
         }
         default_hook(info);
     }));
-    let cli = Cli::parse();
+    let cli = Cli::from_args();
     // Ctrl-C: the first asks the GPU commands to stop at the next kernel and keep what they
     // measured (exit 130); a second one, or the first in a host-only command, ends the process at
     // once (exit 130). Without a handler (it could not be installed) Ctrl-C simply ends the process.

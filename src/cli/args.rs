@@ -110,9 +110,19 @@ pub enum Format {
     Json,
 }
 
-/// A usize within `lo..=hi`, for clap: the error names the range allowed.
-pub fn bounded<const LO: u64, const HI: u64>() -> clap::builder::RangedU64ValueParser<usize> {
-    clap::builder::RangedU64ValueParser::new().range(LO..=HI)
+/// A usize within `lo..=hi`, for clap: the error, for a number out of range, negative or not a
+/// number at all, names the range allowed.
+pub fn bounded<const LO: u64, const HI: u64>()
+-> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
+    |s: &str| {
+        s.parse::<u64>()
+            .ok()
+            .filter(|v| (LO..=HI).contains(v))
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or_else(|| {
+                format!("'{s}' is not allowed (allowed: a whole number from {LO} to {HI})")
+            })
+    }
 }
 
 /// A workload by name, for clap: the error lists the names allowed.

@@ -32,6 +32,25 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parses the process's arguments. A negative number given to any option is taken as its
+    /// value, so that the option's own parser refuses it and says what is allowed (clap alone
+    /// reads `--warmup -1` as an unknown flag `-1`).
+    pub fn from_args() -> Cli {
+        use clap::{CommandFactory, FromArgMatches};
+        let matches = negative_numbers_are_values(Cli::command()).get_matches();
+        Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+    }
+}
+
+fn negative_numbers_are_values(c: clap::Command) -> clap::Command {
+    c.mut_args(|a| match a.get_action().takes_values() {
+        true => a.allow_negative_numbers(true),
+        false => a,
+    })
+    .mut_subcommands(negative_numbers_are_values)
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// The main job: build, validate, record evidence, time, report.

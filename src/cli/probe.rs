@@ -1,7 +1,7 @@
 //! `tilepipe probe`: validated launches of one variant or control for external tools to watch, and
 //! the runs of a control that may fault the GPU in a process of their own.
 
-use super::args::{GpuArgs, ProblemArgs};
+use super::args::{GpuArgs, ProblemArgs, bounded};
 use super::print;
 use clap::Args;
 use std::process::ExitCode;
@@ -28,11 +28,11 @@ pub struct ProbeArgs {
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
     blocks: Option<u32>,
     /// Bound on each in-kernel wait, in ms (raise it under compute-sanitizer).
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
-    wait_timeout_ms: u64,
+    #[arg(long, default_value_t = 100, value_parser = bounded::<1, 3_600_000>())]
+    wait_timeout_ms: usize,
     /// Launches, each on fresh inputs (seed, seed + 1, ...); one line per run.
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=10_000))]
-    runs: u64,
+    #[arg(long, default_value_t = 1, value_parser = bounded::<1, 10_000>())]
+    runs: usize,
 }
 
 pub fn cmd_probe(a: ProbeArgs) -> anyhow::Result<ExitCode> {
@@ -48,7 +48,7 @@ impl Visitor for ProbeArgs {
         let p = a.problem.problem(w)?;
         let v = named(w, p.dtype(), &a.variant)?;
         let mut e = a.gpu.engine(super::args::Format::Table)?;
-        e.wait_timeout_ms(a.wait_timeout_ms);
+        e.wait_timeout_ms(a.wait_timeout_ms as u64);
         let grid = a.blocks.map_or(Grid::Persistent, Grid::Fixed);
         let case = Case::new("probe", p, grid);
         let instrument = Instrument {
@@ -64,7 +64,15 @@ impl Visitor for ProbeArgs {
                 Err(why) => print::probe_run(i, &v.name, false, why),
             }
         };
-        match probe(&e, w, &v, &case, instrument, (a.runs, a.problem.seed), each) {
+        match probe(
+            &e,
+            w,
+            &v,
+            &case,
+            instrument,
+            (a.runs as u64, a.problem.seed),
+            each,
+        ) {
             Ok(true) => Ok(ExitCode::SUCCESS),
             Ok(false) => Ok(ExitCode::from(1)),
             Err(err) => {
