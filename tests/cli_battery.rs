@@ -225,3 +225,22 @@ fn every_bad_input_of_the_battery_is_refused_before_the_gpu_with_what_is_allowed
         wrong.join("\n")
     );
 }
+
+/// The names a refusal allows are each given once, though every precision and layout of a
+/// suite has them all.
+#[test]
+fn an_unknown_variant_is_refused_with_each_allowed_name_once() {
+    let out = Command::cargo_bin("tilepipe")
+        .unwrap()
+        .args(["check", "--workload", "gemm", "--variants", "zzz"])
+        .env("CUDA_VISIBLE_DEVICES", "")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (_, allowed) = err.split_once("prefix of ").expect("the allowed names");
+    let names: Vec<&str> = allowed.trim_end_matches([')', '\n']).split(", ").collect();
+    for n in ["sync", "tma-wgmma-s2", "ctl-skip-wait", "ctl-tma-wrong-box"] {
+        assert_eq!(names.iter().filter(|x| **x == n).count(), 1, "{n}: {err}");
+    }
+}

@@ -125,6 +125,12 @@ pub fn suite_end(report: &SuiteReport, format: Format) {
     }
 }
 
+/// A probe's builds are ready: the process that watches it knows it is alive, and from here on
+/// a run that prints nothing for long has hung.
+pub fn probe_built(variant: &str, runs: usize) {
+    println!("built {variant}: {runs} runs to go");
+}
+
 /// One probe run.
 pub fn probe_run(i: u64, variant: &str, passed: bool, detail: &str) {
     println!(

@@ -13,8 +13,13 @@ use crate::verdict::tally::{Process, Tally};
 use crate::workload::{Case, Workload};
 use crate::{Error, Result};
 
-/// How long one probe process of a control may take (a few seconds when nothing hangs).
-pub const PROBE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+/// How long a probe process may print nothing: until its builds are ready (a GEMM module's
+/// compile can take a while), then between runs (each takes well under a second when nothing
+/// hangs).
+pub const PROBE_SILENCE: isolate::Silence = isolate::Silence {
+    first: std::time::Duration::from_secs(120),
+    then: std::time::Duration::from_secs(30),
+};
 
 /// Seed of run `k` of a control on case `ci`: every run draws fresh inputs.
 pub fn run_seed(seed: u64, ci: usize, k: usize) -> u64 {
@@ -101,8 +106,8 @@ pub fn runs_here<W: Workload>(
 
 /// `runs` runs of the variant named `name` on `case` in `tilepipe probe --runs` processes: each
 /// run line says passed, FAILED or FAULTED (a fault ends its process, and the next takes the
-/// remaining runs); a process that hangs past PROBE_LIMIT is killed (its remaining runs did not
-/// pass); one that stops with no verdict catches nothing.
+/// remaining runs); a process silent past PROBE_SILENCE is killed (its run hung: caught, and the
+/// next process takes the remaining runs); one that stops with no verdict catches nothing.
 pub fn runs_in_children<W: Workload>(
     w: &W,
     name: &str,
@@ -130,14 +135,13 @@ pub fn runs_in_children<W: Workload>(
             probe.args(["--blocks", &b.to_string()]);
         }
         let (out, killed) =
-            isolate::output_within(&mut probe, PROBE_LIMIT).map_err(|e| Error::io(&exe, e))?;
+            isolate::output_within(&mut probe, PROBE_SILENCE).map_err(|e| Error::io(&exe, e))?;
         tally.add(
             &Process {
                 stdout: &String::from_utf8_lossy(&out.stdout),
                 stderr: &String::from_utf8_lossy(&out.stderr),
                 success: out.status.success(),
-                killed,
-                limit_s: PROBE_LIMIT.as_secs(),
+                silent: killed,
             },
             runs,
         );

@@ -9,6 +9,7 @@ use crate::{Error, Result};
 use serde::de::DeserializeOwned;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
 
 /// The flag that puts a command in child mode: print nothing, write the outcome to this file.
 pub const RESULTS_FLAG: &str = "--child-results";
@@ -80,35 +81,62 @@ pub fn continue_in<T: DeserializeOwned>(command: &[String], extra: &[String]) ->
     })
 }
 
-/// Runs `cmd` to the end, with its stdout and stderr collected, unless it takes longer than
-/// `limit`: then it is killed and what it printed so far comes back with `killed` set. A kernel
-/// that hangs past its bounded waits must not stall the process that is waiting for it.
+/// How long a watched process may print nothing: until its first byte (its builds), and between
+/// bytes after that. A kernel that hangs past its bounded waits shows as silence, however many
+/// runs the process was given.
+#[derive(Clone, Copy, Debug)]
+pub struct Silence {
+    pub first: Duration,
+    pub then: Duration,
+}
+
+/// Runs `cmd` to the end, with its stdout and stderr collected, unless it stays silent past
+/// `limit`: then it is killed and what it printed so far comes back with the silence that ended
+/// it. A kernel that hangs must not stall the process that is waiting for it.
 pub fn output_within(
     cmd: &mut std::process::Command,
-    limit: std::time::Duration,
-) -> std::io::Result<(std::process::Output, bool)> {
+    limit: Silence,
+) -> std::io::Result<(std::process::Output, Option<Duration>)> {
     use std::io::Read;
     use std::process::Stdio;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicU64;
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
+    let start = std::time::Instant::now();
+    // milliseconds from `start` to the last byte either stream gave, plus one (0: none yet)
+    let last = Arc::new(AtomicU64::new(0));
     let drain = |mut r: Box<dyn Read + Send>| {
+        let last = Arc::clone(&last);
         std::thread::spawn(move || {
-            let mut b = Vec::new();
-            let _ = r.read_to_end(&mut b);
-            b
+            let (mut all, mut chunk) = (Vec::new(), [0u8; 4096]);
+            while let Ok(n @ 1..) = r.read(&mut chunk) {
+                all.extend_from_slice(&chunk[..n]);
+                last.store(start.elapsed().as_millis() as u64 + 1, Ordering::Relaxed);
+            }
+            all
         })
     };
     let out = drain(Box::new(child.stdout.take().expect("piped stdout")));
     let err = drain(Box::new(child.stderr.take().expect("piped stderr")));
-    let start = std::time::Instant::now();
     let (status, killed) = loop {
         if let Some(s) = child.try_wait()? {
-            break (s, false);
+            break (s, None);
         }
-        if start.elapsed() > limit {
+        let heard = last.load(Ordering::Relaxed);
+        let (since, allowed) = match heard {
+            0 => (start.elapsed(), limit.first),
+            ms => (
+                start
+                    .elapsed()
+                    .saturating_sub(Duration::from_millis(ms - 1)),
+                limit.then,
+            ),
+        };
+        if since > allowed {
             let _ = child.kill();
-            break (child.wait()?, true);
+            break (child.wait()?, Some(allowed));
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(50));
     };
     let joined = |h: std::thread::JoinHandle<Vec<u8>>| h.join().unwrap_or_default();
     let (stdout, stderr) = (joined(out), joined(err));
@@ -141,23 +169,43 @@ pub fn sticky(engine: &Engine, variant: &str, case: &str, e: Error) -> Error {
 mod tests {
     use super::*;
 
+    fn sh(script: &str) -> std::process::Command {
+        let mut c = std::process::Command::new("sh");
+        c.args(["-c", script]);
+        c
+    }
+
+    const BRIEF: Silence = Silence {
+        first: Duration::from_millis(1500),
+        then: Duration::from_millis(700),
+    };
+
     #[test]
-    fn a_process_past_its_limit_is_killed_with_what_it_printed() {
-        let mut slow = std::process::Command::new("sh");
-        slow.args(["-c", "echo run 0: passed; exec sleep 30"]);
+    fn a_process_silent_past_its_limit_is_killed_with_what_it_printed() {
         let t = std::time::Instant::now();
         let (out, killed) =
-            output_within(&mut slow, std::time::Duration::from_millis(500)).unwrap();
-        assert!(killed && t.elapsed() < std::time::Duration::from_secs(10));
+            output_within(&mut sh("echo run 0: passed; exec sleep 30"), BRIEF).unwrap();
+        assert_eq!(killed, Some(BRIEF.then));
+        assert!(t.elapsed() < Duration::from_secs(10));
         assert_eq!(String::from_utf8_lossy(&out.stdout), "run 0: passed\n");
-        let mut quick = std::process::Command::new("sh");
-        quick.args(["-c", "echo out; echo err >&2; exit 3"]);
-        let (out, killed) = output_within(&mut quick, std::time::Duration::from_secs(20)).unwrap();
-        assert!(!killed && out.status.code() == Some(3));
-        assert_eq!(
-            (out.stdout, out.stderr),
-            (b"out\n".to_vec(), b"err\n".to_vec())
-        );
+        // silent from the start: the first limit applies
+        let (out, killed) = output_within(&mut sh("exec sleep 30"), BRIEF).unwrap();
+        assert_eq!(killed, Some(BRIEF.first));
+        assert!(out.stdout.is_empty());
+    }
+
+    /// A process that keeps printing lives however long it takes in all; its silences, each
+    /// shorter than the limit, are not summed.
+    #[test]
+    fn a_process_that_keeps_printing_is_not_killed() {
+        let talk =
+            "sleep 1; for i in 1 2 3 4 5 6; do echo run $i; sleep 0.4; done; echo err >&2; exit 3";
+        let t = std::time::Instant::now();
+        let (out, killed) = output_within(&mut sh(talk), BRIEF).unwrap();
+        assert!(t.elapsed() > BRIEF.first + BRIEF.then);
+        assert!(killed.is_none() && out.status.code() == Some(3));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 6);
+        assert_eq!(out.stderr, b"err\n");
     }
 
     #[test]

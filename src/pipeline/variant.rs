@@ -192,7 +192,13 @@ impl<S: Clone> Variant<S> {
                 .filter(|v| v.name == want || v.name.starts_with(want))
                 .collect();
             if hits.is_empty() {
-                let names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
+                // each name once, though precisions and layouts repeat it
+                let mut names: Vec<&str> = Vec::new();
+                for v in &all {
+                    if !names.contains(&v.name.as_str()) {
+                        names.push(&v.name);
+                    }
+                }
                 return Err(crate::Error::InvalidArgument(format!(
                     "no variant matches '{want}' (allowed: a name or prefix of {})",
                     names.join(", ")

@@ -1,6 +1,7 @@
 //! What the probe processes of a control that may fault said about its runs: each run line says
-//! passed, FAILED or FAULTED; a process killed past its time limit hung; a process that stopped
-//! with no verdict on its next run (its arguments, a build) caught nothing, and says why.
+//! passed, FAILED or FAULTED; a process killed for its silence hung on its next run; a process
+//! that stopped with no verdict on its next run (its arguments, a build) caught nothing, and says
+//! why.
 
 /// Where a control's runs stand.
 #[derive(Debug, Default, PartialEq)]
@@ -19,9 +20,8 @@ pub struct Process<'a> {
     pub stdout: &'a str,
     pub stderr: &'a str,
     pub success: bool,
-    /// Killed after `limit_s` seconds.
-    pub killed: bool,
-    pub limit_s: u64,
+    /// Killed after printing nothing for this long.
+    pub silent: Option<std::time::Duration>,
 }
 
 impl Tally {
@@ -41,16 +41,19 @@ impl Tally {
             self.stopped = true;
             return;
         }
-        if p.killed {
-            // hung past its bounded waits: the remaining runs did not pass
-            self.caught += runs - self.done;
+        if let Some(silent) = p.silent {
+            // its next run hung past its bounded waits: that run caught it, a new process takes
+            // the rest
             if self.first.is_empty() {
                 self.first = format!(
-                    "run {}: the probe process was killed: it did not finish within {} s (the kernel hung)",
-                    self.done, p.limit_s
+                    "run {}: the probe process was killed: it printed nothing for {} s (the kernel hung)",
+                    self.done,
+                    silent.as_secs()
                 );
             }
-            self.stopped = true;
+            self.caught += 1;
+            self.done += 1;
+            self.stopped = self.done >= runs;
             return;
         }
         let faulted = lines.last().is_some_and(|l| l.contains(": FAULTED"));
@@ -74,8 +77,7 @@ mod tests {
             stdout,
             stderr: "tilepipe: error: no CUDA driver",
             success,
-            killed: false,
-            limit_s: 120,
+            silent: None,
         }
     }
 
@@ -111,19 +113,35 @@ mod tests {
         }
     }
 
+    /// A hung run is one run caught; the runs after it are run by the next process, never
+    /// counted without running.
     #[test]
-    fn a_killed_process_hung_and_its_remaining_runs_did_not_pass() {
+    fn a_killed_process_hung_on_one_run_and_the_next_takes_the_rest() {
         let mut t = Tally::default();
         let p = Process {
-            killed: true,
-            ..process("run 0 ctl: passed: ok\n", false)
+            silent: Some(std::time::Duration::from_secs(30)),
+            ..process("built ctl: 20 runs to go\nrun 0 ctl: passed: ok\n", false)
         };
         t.add(&p, 20);
-        assert_eq!((t.done, t.caught, t.stopped), (1, 19, true));
+        assert_eq!((t.done, t.caught, t.stopped), (2, 1, false));
         assert!(
-            t.first.contains("killed: it did not finish within 120 s"),
+            t.first
+                .contains("run 1: the probe process was killed: it printed nothing for 30 s"),
             "{}",
             t.first
         );
+        let rest: String = (2..20)
+            .map(|k| format!("run {k} ctl: FAILED: x\n"))
+            .collect();
+        t.add(&process(&rest, false), 20);
+        assert_eq!((t.done, t.caught, t.stopped), (20, 19, true));
+        // the last run hung: done, nothing more is started
+        let mut t = Tally::default();
+        let hung = Process {
+            silent: Some(std::time::Duration::from_secs(30)),
+            ..process("", false)
+        };
+        t.add(&hung, 1);
+        assert_eq!((t.done, t.caught, t.stopped), (1, 1, true));
     }
 }
