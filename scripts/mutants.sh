@@ -3,7 +3,8 @@
 # machine, in its own kernel tree (TILEPIPE_KERNELS), on the variants its bug is in, and says per
 # mutant and command whether the bug was caught and which monitor rules the output names; the
 # variants its line cannot bite ("clean") must pass. Usage: scripts/mutants.sh OUTDIR [MUTANT...]
-# (the binary: TILEPIPE_BIN, default target/release/tilepipe). Exits 1 if any mutant got through.
+# (the binary: TILEPIPE_BIN, default target/release/tilepipe; the workloads: MUTANT_WORKLOADS, default
+# all three). Exits 1 if any mutant got through.
 set -u
 out=${1:?usage: scripts/mutants.sh OUTDIR [MUTANT...]}
 shift
@@ -34,7 +35,7 @@ for m in ${*:-$(python3 scripts/mutate.py --list | cut -d: -f1)}; do
   python3 scripts/mutate.py "$m" "$tree" > /dev/null || { echo "$m: mutate.py failed"; missed=1; continue; }
   read -r rows gemm clean rules <<< "$(python3 scripts/mutate.py --fields "$m")"
   echo "=== $m ($(date -u +%H:%M:%S))"
-  for w in rmsnorm copy gemm; do
+  for w in ${MUTANT_WORKLOADS:-rmsnorm copy gemm}; do
     v=$rows
     [ $w = gemm ] && v=$gemm
     [ "$v" = - ] && continue

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The full suites (rmsnorm and copy in f32/f16/bf16, gemm in every precision and both layouts)
-# with every control run RUNS times, cut into shards that run side by side on one GPU machine
-# within a deadline (a check validates and never times, so sharing the GPU changes no verdict).
-# The shards of one suite are its groups (hidden size, layout) crossed with its variants: the
-# correct ones, and the controls in small sets; together they are the whole suite. GEMM's come
-# first: they take longest.
+# with every control run RUNS (100) times, cut into shards that run side by side on one GPU
+# machine within a deadline (a check validates and never times, so sharing the GPU changes no
+# verdict). The shards of one suite are its groups (hidden size, layout) crossed with its variants:
+# the correct ones (at the suite's own runs), and the controls in small sets (at RUNS); together
+# they are the whole suite. GEMM's come first: they take longest.
 #   scripts/shards.sh list                          every shard: NAME and its check arguments
 #   scripts/shards.sh run OUT SECONDS JOBS [NAME...] the named shards (default all), JOBS at once,
 #                                                   none started after SECONDS - MARGIN (60), each killed
@@ -24,13 +24,18 @@ gemm_ctl_b=ctl-overfill,ctl-commit-after-wait,ctl-drain-no-commit
 gemm_tma_a=ctl-tma-wrong-parity,ctl-tma-skip-wait,ctl-tma-tx-short,ctl-tma-tx-long
 gemm_tma_b=ctl-tma-wrong-stride,ctl-tma-wrong-box,ctl-tma-ws-early-release
 
+# the runs a part takes: RUNS for controls, the suite's own for correct variants
+runs_of() { [[ $1 == *ctl* ]] && echo " --runs $runs"; }
+
 list() {
   for dt in f32 f16 bf16; do
     parts="sm80:$gemm_correct_sm80 ctl-a:$gemm_ctl_a ctl-b:$gemm_ctl_b"
-    [ $dt != f32 ] && parts="$parts tma:tma tma-ctl-a:$gemm_tma_a tma-ctl-b:$gemm_tma_b"
+    [ $dt != f32 ] && parts="$parts tma:tma"
+    # the TMA controls are bf16's
+    [ $dt = bf16 ] && parts="$parts tma-ctl-a:$gemm_tma_a tma-ctl-b:$gemm_tma_b"
     for l in kn nk; do
       for part in $parts; do
-        echo "gemm-$dt-$l-${part%%:*} --workload gemm --dtypes $dt --layouts $l --variants ${part#*:}"
+        echo "gemm-$dt-$l-${part%%:*} --workload gemm --dtypes $dt --layouts $l --variants ${part#*:}$(runs_of "${part%%:*}")"
       done
     done
   done
@@ -38,7 +43,7 @@ list() {
     for dt in f32 f16 bf16; do
       for h in 4096 1544; do
         for part in correct:$rows_correct ctl-cpasync:ctl-cpasync ctl-tma:ctl-tma; do
-          echo "$w-$dt-h$h-${part%%:*} --workload $w --dtypes $dt --suite-hidden $h --variants ${part#*:}"
+          echo "$w-$dt-h$h-${part%%:*} --workload $w --dtypes $dt --suite-hidden $h --variants ${part#*:}$(runs_of "${part%%:*}")"
         done
       done
     done
@@ -52,7 +57,7 @@ one() {
   shift
   start=$(date +%s)
   # shellcheck disable=SC2086 # the check arguments are one word each
-  setsid $bin check "$@" --runs "$runs" --out "$out/$name" > "$out/$name.log" 2>&1 &
+  setsid $bin check "$@" --out "$out/$name" > "$out/$name.log" 2>&1 &
   pid=$!
   while kill -0 $pid 2>/dev/null; do
     now=$(date +%s)
@@ -91,16 +96,21 @@ case ${1:-} in
     shift 4
     mkdir -p "$out"
     t0=$(date +%s)
+    # the driver's own account of GPU faults and resets (Xid), before and after
+    kernel_log() { { dmesg 2>/dev/null || journalctl -k --no-pager 2>/dev/null; } | grep -iE "xid|nvrm" | tail -"$1"; }
+    kernel_log 20 > "$out/xid-before.txt"
     export -f one
-    export bin runs out deadline t0
+    export bin out deadline t0
     list | while read -r name args; do
       { [ $# -eq 0 ] || [[ " $* " == *" $name "* ]]; } && echo "$name $args"
     done > "$out/queue.txt"
     # each line: a shard, started unless the deadline is less than a minute away
     # shellcheck disable=SC2016 # expanded by the inner shell
     xargs -P "$jobs" -L 1 bash -c '[ $(( $(date +%s) - t0 )) -lt $((deadline - ${MARGIN:-60})) ] && one "$0" "$@" || echo "$0: not started" >> "$out/summary.txt"' < "$out/queue.txt"
+    kernel_log 400 > "$out/xid-after.txt"
     sort "$out/summary.txt" -o "$out/summary.txt"
     cat "$out/summary.txt"
+    echo "driver log lines on faults (Xid) after the run: $(wc -l < "$out/xid-after.txt")"
     tar -C "$out" -czf "$out.tgz" . ;;
   *) echo "usage: scripts/shards.sh list | run OUT SECONDS JOBS [NAME...]"; exit 2 ;;
 esac
