@@ -23,9 +23,14 @@ pub fn create_dir_all(dir: &Path) -> Result<()> {
 /// output folder is said at once rather than after the measurements: creates it (and its parents)
 /// if missing, then creates and removes a probe file in it.
 pub fn writable_dir(dir: &Path) -> Result<()> {
+    writable_folder(dir, "output folder")
+}
+
+/// `writable_dir` for a folder that is named `noun` in the refusal.
+pub fn writable_folder(dir: &Path, noun: &str) -> Result<()> {
     let refuse = |what: String| {
         Error::InvalidArgument(format!(
-            "output folder {}: {what}; allowed: a folder that exists or can be created, and can be written",
+            "{noun} {}: {what}; allowed: a folder that exists or can be created, and can be written",
             dir.display()
         ))
     };
@@ -40,6 +45,21 @@ pub fn writable_dir(dir: &Path) -> Result<()> {
         .open(&probe)
         .map_err(|e| refuse(format!("cannot be written ({e})")))?;
     std::fs::remove_file(&probe).map_err(|e| Error::io(&probe, e))
+}
+
+/// Makes sure a file can be written at `path` (given as `flag`) before the work that produces it:
+/// not a folder, in a folder this process can write (created if missing).
+pub fn writable_file(path: &Path, flag: &str) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::InvalidArgument(format!(
+            "{flag} {}: is a folder; allowed: a file's path in a folder that can be written",
+            path.display()
+        )));
+    }
+    writable_folder(
+        parent(path),
+        &format!("{flag} {}: its folder", path.display()),
+    )
 }
 
 /// `write_atomic` with the writing step given, so that tests can make it fail half way.

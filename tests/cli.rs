@@ -341,7 +341,7 @@ fn every_argument_is_judged_before_the_gpu_opens() {
         (vec!["timeline", "nosuch"], "no variant matches 'nosuch'"),
         (
             vec!["probe", "cpasync"],
-            "one exact variant name, got 'cpasync'",
+            "'cpasync' names no one variant: the full name is needed",
         ),
         (
             vec!["sweep", "--hidden", "3"],

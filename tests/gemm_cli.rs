@@ -84,7 +84,7 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
         ),
         (
             vec!["probe", "cpasync", "--workload", "gemm"],
-            "one exact variant name, got 'cpasync'",
+            "'cpasync' names no one variant: the full name is needed",
         ),
     ] {
         let err = refused(&args);

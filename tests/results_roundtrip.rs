@@ -93,18 +93,21 @@ fn a_gzipped_run_reads_and_another_kind_of_file_is_named_with_its_command() {
     assert!(e.contains("not a gzipped results.json"), "{e}");
     let check = dir.path().join("check.json");
     std::fs::write(&check, r#"{"tests": [], "skipped": []}"#).unwrap();
+    // as `check --out` writes it: pretty-printed, so that no line alone is a document
+    let pretty = dir.path().join("pretty-check.json");
+    std::fs::write(&pretty, "{\n  \"tests\": [],\n  \"skipped\": []\n}\n").unwrap();
+    let toml = fixtures.join("../../Cargo.toml");
     for (file, says) in [
         (
             fixtures.join("sweep.jsonl"),
             "a sweep's sweep.jsonl (`tilepipe model --from`",
         ),
         (check, "a suite's check.json"),
+        (pretty, "a suite's check.json"),
+        (toml, "not JSON (expected value at line 1"),
     ] {
         let e = RunResults::read(&file).unwrap_err().to_string();
-        assert!(
-            e.contains(says) && e.contains("not a run's results.json"),
-            "{e}"
-        );
+        assert!(e.contains(says) && e.contains("run's results.json"), "{e}");
         assert!(!e.contains("missing field"), "{e}");
     }
 }

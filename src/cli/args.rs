@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use tilepipe::dtype::DType;
 use tilepipe::engine::Engine;
-use tilepipe::gpu::cache::Cache;
+use tilepipe::gpu::cache::{Cache, DIR_ENV};
 use tilepipe::meminfo;
 use tilepipe::progress::Progress;
 use tilepipe::workload::gemm::Layout;
@@ -61,7 +61,7 @@ fn whole(s: &str) -> Result<usize, String> {
         .map_err(|_| format!("'{s}' is not a whole number (allowed: 0, 1, 2, ...)"))
 }
 
-fn seed(s: &str) -> Result<u64, String> {
+pub fn seed(s: &str) -> Result<u64, String> {
     s.parse::<u64>().map_err(|_| {
         format!(
             "'{s}' is not a seed (allowed: a whole number from 0 to {})",
@@ -125,6 +125,19 @@ pub fn bounded<const LO: u64, const HI: u64>()
     }
 }
 
+/// `bounded` for a u32 field.
+pub fn bounded32<const LO: u32, const HI: u32>()
+-> impl Fn(&str) -> Result<u32, String> + Clone + Send + Sync + 'static {
+    |s: &str| {
+        s.parse::<u32>()
+            .ok()
+            .filter(|v| (LO..=HI).contains(v))
+            .ok_or_else(|| {
+                format!("'{s}' is not allowed (allowed: a whole number from {LO} to {HI})")
+            })
+    }
+}
+
 /// A workload by name, for clap: the error lists the names allowed.
 fn workload_name(name: &str) -> Result<String, String> {
     match tilepipe::workload::all().contains(&name) {
@@ -143,7 +156,7 @@ pub struct GpuArgs {
     #[arg(long, default_value = "rmsnorm", value_parser = workload_name)]
     pub workload: String,
     /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = bounded::<0, 1023>())]
     pub device: usize,
     /// Cubin cache folder (default: TILEPIPE_CACHE_DIR or ~/.cache/tilepipe).
     #[arg(long)]
@@ -161,13 +174,21 @@ impl GpuArgs {
         Cache::configure(self.cache_dir.clone(), self.no_cache)
     }
 
+    /// The cubin cache folder, from the flag or TILEPIPE_CACHE_DIR, judged before any work: a file,
+    /// or a folder that cannot be made or written, is refused.
+    pub fn judge(&self) -> tilepipe::Result<()> {
+        let from_user = self.cache_dir.is_some() || std::env::var_os(DIR_ENV).is_some();
+        match self.cache().dir() {
+            Some(dir) if from_user => tilepipe::fsio::writable_folder(dir, "cubin cache folder"),
+            _ => Ok(()),
+        }
+    }
+
     /// Opens the GPU for a command printing `format`: test lines go to stdout only beside the
     /// terminal's table, so that another format's document is alone there.
     pub fn engine(&self, format: Format) -> tilepipe::Result<Engine> {
         // the cache folder is judged before the GPU opens
-        if let Some(dir) = &self.cache_dir {
-            tilepipe::fsio::writable_dir(dir)?;
-        }
+        self.judge()?;
         let sink = super::progress::Terminal::new(self.quiet, format == Format::Table);
         Engine::open(self.device, self.cache(), Progress::new(Arc::new(sink)))
     }

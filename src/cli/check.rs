@@ -32,7 +32,7 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 20, value_parser = bounded::<1, 10000>())]
     runs: usize,
     /// Seed of the suite's inputs: every case and run draws fresh ones from it.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = super::args::seed)]
     seed: u64,
     /// Writes check.json here.
     #[arg(long)]
@@ -42,7 +42,7 @@ pub struct CheckArgs {
     sanitize: Option<String>,
     /// Variants and controls run under the sanitizer (default: a few of each mechanism and two
     /// controls, the workload's own).
-    #[arg(long)]
+    #[arg(long, requires = "sanitize")]
     sanitize_variants: Option<String>,
     /// How the outcome is printed: table (a line per test as it runs, then the totals), markdown
     /// (failures, skips and sanitizer runs, every test collapsed), csv (one row per test, skip
@@ -93,6 +93,21 @@ impl Visitor for CheckArgs {
             }
         }
         let groups = w.suite_groups(&dtypes, axis.as_deref())?;
+        // a value given twice would run its group twice
+        if let Some((_, (label, _))) = groups
+            .iter()
+            .enumerate()
+            .find(|(i, (l, _))| groups[..*i].iter().any(|(m, _)| m == l))
+        {
+            anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
+                "the suite group {label} is named twice (--dtypes {}{}): allowed: each precision and \
+                 each {} value once",
+                a.dtypes,
+                axis.as_deref()
+                    .map_or(String::new(), |v| format!(", {} {v}", w.suite_axis())),
+                w.suite_axis()
+            )));
+        }
         let all: Vec<_> = dtypes
             .iter()
             .flat_map(|&d| w.catalogue(d).into_iter().chain(w.controls(d)))

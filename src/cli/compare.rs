@@ -51,9 +51,6 @@ fn load(role: &str, path: &Path) -> Result<RunResults<serde_json::Value>, Error>
 }
 
 pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
-    if let Some(dir) = &a.out {
-        tilepipe::fsio::writable_dir(dir)?;
-    }
     let (base, new) = (load("BASE", &a.base)?, load("NEW", &a.new)?);
     if base.workload.name != new.workload.name {
         return Err(Error::InvalidArgument(format!(
@@ -69,6 +66,10 @@ pub fn cmd_compare(a: CompareArgs) -> anyhow::Result<ExitCode> {
             differ.join("; ")
         ))
         .into());
+    }
+    // the page's folder is judged once both inputs are, before anything is printed or created
+    if let Some(dir) = &a.out {
+        tilepipe::fsio::writable_dir(dir)?;
     }
     let c = compare::compare_files(
         (&base, &a.base.display().to_string()),

@@ -41,10 +41,11 @@ pub struct InspectArgs {
     #[arg(long, value_parser = parse::<Claim>)]
     claim: Option<Claim>,
     /// Threads per block: adds resident blocks per SM and the limiting resource.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_parser = super::args::bounded32::<1, 1024>())]
     block_size: Option<u32>,
-    /// Dynamic shared memory per block in bytes (with --block-size).
-    #[arg(long, default_value_t = 0, requires = "block_size")]
+    /// Dynamic shared memory per block in bytes (with --block-size); no GPU gives a block more
+    /// than 256 KiB.
+    #[arg(long, default_value_t = 0, requires = "block_size", value_parser = super::args::bounded32::<0, 262144>())]
     dynamic_smem: u32,
     /// text (the terminal) or json (the whole report, for scripts).
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -67,7 +68,40 @@ fn parse<T: std::str::FromStr<Err = tilepipe::Error>>(s: &str) -> Result<T, Stri
     s.parse().map_err(|e: tilepipe::Error| e.to_string())
 }
 
+/// -D and -I, judged before any work: they reach NVRTC, so they belong to a .cu alone, and each
+/// must say something.
+fn judge_compile_flags(a: &InspectArgs) -> Result<(), String> {
+    let is_source = a.path.extension().is_some_and(|e| e == "cu");
+    let compiles = !(a.define.is_empty() && a.include.is_empty());
+    if compiles && !is_source {
+        return Err(format!(
+            "-D and -I reach the compiler, and {} is not a .cu source (allowed: -D and -I with a .cu)",
+            a.path.display()
+        ));
+    }
+    if let Some(d) = a.define.iter().find(|d| {
+        let name = d.split_once('=').map_or(d.as_str(), |(n, _)| n);
+        name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    }) {
+        return Err(format!(
+            "-D '{d}' is not a macro (allowed: NAME or NAME=VALUE, NAME of letters, digits and _)"
+        ));
+    }
+    match a.include.iter().find(|i| !i.is_dir()) {
+        Some(i) => Err(format!(
+            "-I {}: not a folder (allowed: an include folder that exists)",
+            i.display()
+        )),
+        None => Ok(()),
+    }
+}
+
 pub fn cmd_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
+    if let Err(why) = judge_compile_flags(&a) {
+        print::error(&why);
+        return Ok(ExitCode::from(2));
+    }
+    let req_path = a.path.clone();
     let req = Request {
         path: a.path,
         target: a.arch,
@@ -93,5 +127,14 @@ pub fn cmd_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
         Format::Json => render::json(&report),
     };
     print::line(text.trim_end_matches('\n'));
-    Ok(ExitCode::from(report.outcome(a.fail_on).code()))
+    let outcome = report.outcome(a.fail_on);
+    if outcome == tilepipe::inspect::report::Exit::NothingJudged {
+        // exit 2 says why on stderr too, where a script that keeps stdout looks
+        print::error(&format!(
+            "{}: nothing to judge: no kernel found (allowed: a .cu with a __global__ function, a \
+             cubin, a fatbinary or an executable with device code)",
+            req_path.display()
+        ));
+    }
+    Ok(ExitCode::from(outcome.code()))
 }

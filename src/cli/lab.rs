@@ -24,14 +24,22 @@ struct QueueArgs {
     #[arg(long)]
     script: Option<String>,
     /// Read commands from standard input.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "script")]
     stdin: bool,
-    /// Seconds per Step.
-    #[arg(long, default_value_t = 0.5)]
+    /// Seconds per Step (0.001 to 60).
+    #[arg(long, default_value_t = 0.5, value_parser = number)]
     dt: f64,
-    /// Slots of the bounded pipeline shown beside the queue.
-    #[arg(long, default_value_t = 4.0)]
+    /// Slots of the bounded pipeline shown beside the queue (a whole number, 1 to 1024).
+    #[arg(long, default_value_t = 4.0, value_parser = number)]
     slots: f64,
+}
+
+/// A number for clap; the lab then says which it takes.
+fn number(s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("'{s}' is not a number (allowed: a decimal number such as 0.5)"))
 }
 
 pub fn cmd_lab(a: LabArgs) -> anyhow::Result<ExitCode> {

@@ -196,7 +196,9 @@ pub fn skipped_lines(path: &std::path::Path, loaded: &Loaded) {
     if loaded.skipped.is_empty() {
         return;
     }
-    for s in &loaded.skipped {
+    // the first few say what is wrong; a file of another kind would otherwise print each line
+    const SHOWN: usize = 5;
+    for s in loaded.skipped.iter().take(SHOWN) {
         notice(&format!("skipped {} {s}", path.display()));
     }
     notice(&format!(

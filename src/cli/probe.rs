@@ -1,7 +1,7 @@
 //! `tilepipe probe`: validated launches of one variant or control for external tools to watch, and
 //! the runs of a control that may fault the GPU in a process of their own.
 
-use super::args::{GpuArgs, ProblemArgs, bounded};
+use super::args::{GpuArgs, ProblemArgs, bounded, bounded32};
 use super::print;
 use clap::Args;
 use std::process::ExitCode;
@@ -19,13 +19,13 @@ pub struct ProbeArgs {
     #[command(flatten)]
     gpu: GpuArgs,
     /// Random sleeps: 1 producer, 2 consumer, 3 both.
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=3))]
+    #[arg(long, default_value_t = 0, value_parser = bounded32::<0, 3>())]
     stress: u32,
     /// A protocol-monitor build: a run whose monitor records a broken rule fails with it.
     #[arg(long)]
     monitor: bool,
     /// Blocks to launch (default: the persistent grid).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    #[arg(long, value_parser = bounded32::<1, 65536>())]
     blocks: Option<u32>,
     /// Bound on each in-kernel wait, in ms (raise it under compute-sanitizer).
     #[arg(long, default_value_t = 100, value_parser = bounded::<1, 3_600_000>())]

@@ -32,15 +32,15 @@ fn html_path(out: &Path) -> PathBuf {
 }
 
 pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
-    // the page's folder is judged before anything is read or printed
-    if let Some(dir) = a.out.as_deref().map(html_path) {
-        let dir = dir.parent().filter(|d| !d.as_os_str().is_empty());
-        dir.map(fsio::writable_dir).transpose()?;
-    }
     // any workload's results: its problem is read as it was written, and shown in words; a file
     // that is not one is bad input (exit 2)
     let r = RunResults::<serde_json::Value>::read(&a.results)
         .map_err(|e| tilepipe::Error::InvalidArgument(e.to_string()))?;
+    // the page's folder is judged once the input is, before anything is printed or created
+    if let Some(dir) = a.out.as_deref().map(html_path) {
+        let dir = dir.parent().filter(|d| !d.as_os_str().is_empty());
+        dir.map(fsio::writable_dir).transpose()?;
+    }
     print::run_header(&r);
     print::tables(&r);
     print::timelines(&r.timelines);

@@ -41,7 +41,7 @@ pub struct RunArgs {
     explain_timing: bool,
     /// Also trace these variants (instrumented builds, timed apart) and add their overlap figure
     /// (without a list: the workload's one per kind of pipeline).
-    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    #[arg(long, num_args = 0..=1, default_missing_value = NO_LIST)]
     timeline: Option<String>,
     /// How the results are printed: table (the terminal), markdown (GitHub tables for a pull
     /// request), csv (one row per variant) or json (results.json).
@@ -57,6 +57,10 @@ pub struct RunArgs {
     #[arg(long, hide = true)]
     child_results: Option<PathBuf>,
 }
+
+/// `--timeline` given without a list (no argument can hold a NUL, so no list is read as this),
+/// apart from an explicit empty list, which is refused.
+const NO_LIST: &str = "\0";
 
 pub fn cmd_run(a: RunArgs) -> anyhow::Result<ExitCode> {
     let name = a.gpu.workload.clone();
@@ -74,7 +78,7 @@ impl Visitor for RunArgs {
             Variant::select(w.catalogue(dtype), Some(list))?;
         }
         let traced = match a.timeline.as_deref() {
-            Some("") => Some(Variant::select(w.catalogue(dtype), Some(w.traced()))?),
+            Some(NO_LIST) => Some(Variant::select(w.catalogue(dtype), Some(w.traced()))?),
             Some(list) => Some(Variant::select(w.catalogue(dtype), Some(list))?),
             None => None,
         };

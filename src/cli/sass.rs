@@ -40,6 +40,12 @@ impl Visitor for SassArgs {
     fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
         let a = self;
         let p = w.problem(&a.problem.flags())?;
+        // the name, the cache folder and the listing's path are judged before the GPU opens
+        tilepipe::commands::probe::named(w, tilepipe::workload::Problem::dtype(&p), &a.variant)?;
+        a.gpu.judge()?;
+        if let Some(path) = &a.listing {
+            tilepipe::fsio::writable_file(path, "--listing")?;
+        }
         let arch = match a.arch {
             Some(arch) => arch,
             None => tilepipe::gpu::Gpu::open(a.gpu.device)?.info.arch,

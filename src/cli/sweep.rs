@@ -7,7 +7,7 @@ use clap::Args;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tilepipe::commands::sweep::measure::check;
-use tilepipe::commands::sweep::shard::{SHARD_SPEC, Shard, ShardSpec};
+use tilepipe::commands::sweep::shard::{SHARD_SPEC, Shard, ShardSpec, can_write_spec};
 use tilepipe::commands::sweep::{SweepOptions, SweepSpec, sweep};
 use tilepipe::engine::TimingOptions;
 use tilepipe::engine::isolate as child;
@@ -51,7 +51,7 @@ pub struct SweepArgs {
     /// One worker process per GPU: `all` or ordinals (0,1,...). Each GPU measures whole variants,
     /// never two timed kernels at once on one GPU; every point lands in the one sweep.jsonl as it
     /// is measured, with the GPU that measured it.
-    #[arg(long, conflicts_with = "worker")]
+    #[arg(long, conflicts_with_all = ["worker", "device"])]
     devices: Option<String>,
     /// Worker I of N of `--devices`: measure every N-th variant from I.
     #[arg(long, hide = true)]
@@ -104,6 +104,13 @@ impl Visitor for SweepArgs {
                 ))
                 .into());
             }
+            if let (Some(d), "dtype") = (a.problem.flags().dtype, name) {
+                return Err(tilepipe::Error::InvalidArgument(format!(
+                    "--dtype {d} and --axis {axis} both set the precision: allowed: one of them \
+                     (--axis dtype=... sweeps several)"
+                ))
+                .into());
+            }
             named.push(name);
             spec.set_axis(w, axis)?;
         }
@@ -123,22 +130,31 @@ impl Visitor for SweepArgs {
             torch_python: a.peers.torch_python(),
         };
         check(w, &o, meminfo::available())?;
+        // everything is judged before the first file is touched: the GPUs asked for, the cache
+        // folder, the points and shard description already in --out
+        let devices = a.devices.as_deref().map(device_list).transpose()?;
+        a.gpu.judge()?;
+        if a.resume {
+            sweep_store::can_resume(&jsonl, w.name())?;
+        }
+        let shard_spec = a.shard.map(|shard| ShardSpec {
+            workload: w.name().into(),
+            spec: o.spec.clone(),
+            problem: o.base.label(),
+            seed: o.seed,
+            shard,
+        });
+        if let Some(spec) = &shard_spec {
+            can_write_spec(&jsonl, spec)?;
+        }
         fsio::writable_dir(&a.out)?;
-        if let Some(shard) = a.shard {
-            let spec = ShardSpec {
-                workload: w.name().into(),
-                spec: o.spec.clone(),
-                problem: o.base.label(),
-                seed: o.seed,
-                shard,
-            };
+        if let Some(spec) = &shard_spec {
             fsio::write_atomic(
                 &a.out.join(SHARD_SPEC),
-                serde_json::to_string_pretty(&spec)?.as_bytes(),
+                serde_json::to_string_pretty(spec)?.as_bytes(),
             )?;
         }
-        if let Some(list) = &a.devices {
-            let devices = device_list(list)?;
+        if let Some(devices) = devices {
             if a.resume {
                 for line in sweep_store::resume(&jsonl, w.name())?.warnings {
                     print::notice(&line);

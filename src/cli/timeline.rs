@@ -25,10 +25,10 @@ pub struct TimelineArgs {
     #[command(flatten)]
     gpu: GpuArgs,
     /// Blocks that record.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, default_value_t = 4, value_parser = super::args::bounded32::<1, 256>())]
     blocks: u32,
     /// Tiles per block that record.
-    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, default_value_t = 32, value_parser = super::args::bounded32::<1, 1024>())]
     tiles: u32,
     /// Writes timeline.json (Chrome trace), timeline.svg and timeline-results.json here.
     #[arg(long)]

@@ -30,7 +30,7 @@ pub fn named<W: Workload>(
         .map(|v| v.name)
         .collect();
     Err(Error::InvalidArgument(format!(
-        "probe takes one exact variant name, got '{name}' (allowed: one of {})",
+        "'{name}' names no one variant: the full name is needed (allowed: one of {})",
         hits.join(", ")
     )))
 }

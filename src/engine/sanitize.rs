@@ -33,9 +33,13 @@ pub fn parse_tools(list: &str) -> Result<Vec<String>> {
             "an empty list of sanitizer tools ('{list}'): allowed: racecheck, synccheck, memcheck, comma-separated"
         )));
     }
+    if list.split(',').any(|t| t.trim().is_empty()) {
+        return Err(Error::InvalidArgument(format!(
+            "the list of sanitizer tools '{list}' has an empty entry: allowed: racecheck, synccheck, memcheck, separated by single commas"
+        )));
+    }
     list.split(',')
         .map(|t| t.trim())
-        .filter(|t| !t.is_empty())
         .map(|t| {
             if TOOLS.contains(&t) {
                 Ok(t.to_string())

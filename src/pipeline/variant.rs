@@ -185,8 +185,13 @@ impl<S: Clone> Variant<S> {
                 "an empty list of variants ('{filter}'): allowed: names or prefixes, comma-separated, or leave the flag out for all"
             )));
         }
+        if filter.split(',').any(|s| s.trim().is_empty()) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "the list of variants '{filter}' has an empty entry: allowed: names or prefixes separated by single commas"
+            )));
+        }
         let mut out: Vec<Self> = Vec::new();
-        for want in filter.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        for want in filter.split(',').map(str::trim) {
             let hits: Vec<&Self> = all
                 .iter()
                 .filter(|v| v.name == want || v.name.starts_with(want))
@@ -435,7 +440,16 @@ mod tests {
                 .to_string();
             assert!(e.contains("an empty list of variants"), "{e}");
         }
-        assert_eq!(Variant::select(all, Some("sync,")).unwrap().len(), 1);
+        for gap in ["sync,", ",sync", "sync,,cpasync"] {
+            let e = Variant::select(all.clone(), Some(gap))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("has an empty entry"), "{gap}: {e}");
+        }
+        assert_eq!(
+            Variant::select(all, Some("sync, cpasync")).unwrap().len(),
+            2
+        );
     }
 
     #[test]

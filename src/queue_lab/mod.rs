@@ -15,6 +15,13 @@ pub const DISCLAIMER: &str = "ANALOGY ONLY: no copy instructions, buffer slots, 
 
 pub const START_BACKLOG: f64 = 4.0;
 pub const DEFAULT_DT: f64 = 0.5;
+/// Bounds on what the lab takes, so that every number it shows stays readable: tiles per second,
+/// seconds per step, slots, and a predicted backlog in tiles.
+pub const MAX_RATE: f64 = 1e6;
+pub const MIN_DT: f64 = 1e-3;
+pub const MAX_DT: f64 = 60.0;
+pub const MAX_SLOTS: f64 = 1024.0;
+pub const MAX_BACKLOG: f64 = 1e15;
 /// The most points of history kept (the oldest go first): a long session stays in bounded memory.
 pub const HISTORY: usize = 10_000;
 
@@ -45,15 +52,17 @@ pub struct Queue {
 }
 
 impl Queue {
+    /// A queue stepping `dt` seconds at a time, beside a pipeline of `slots` slots; both are
+    /// bounded so that every number the lab shows stays readable.
     pub fn new(dt: f64, slots: f64) -> Result<Queue> {
-        if !(dt.is_finite() && dt > 0.0) {
+        if !(MIN_DT..=MAX_DT).contains(&dt) {
             return Err(Error::Lab(format!(
-                "step {dt} s: allowed a finite number > 0"
+                "step {dt} s: allowed a number of seconds from {MIN_DT} to {MAX_DT}"
             )));
         }
-        if !(slots.is_finite() && slots >= 1.0) {
+        if !(slots.fract() == 0.0 && (1.0..=MAX_SLOTS).contains(&slots)) {
             return Err(Error::Lab(format!(
-                "slots {slots}: allowed a finite number >= 1"
+                "slots {slots}: allowed a whole number from 1 to {MAX_SLOTS}"
             )));
         }
         let mut q = Queue {
@@ -85,11 +94,11 @@ impl Queue {
     }
 
     fn rate(what: &str, v: f64) -> Result<f64> {
-        if v.is_finite() && v >= 0.0 {
+        if (0.0..=MAX_RATE).contains(&v) {
             Ok(v)
         } else {
             Err(Error::Lab(format!(
-                "{what} rate {v}: allowed a finite number >= 0"
+                "{what} rate {v}: allowed a number from 0 to {MAX_RATE} tiles per second"
             )))
         }
     }
@@ -106,9 +115,9 @@ impl Queue {
 
     /// Predicts the backlog `horizon` seconds from now (the exercise: one second, two steps).
     pub fn predict(&mut self, backlog: f64, horizon: f64) -> Result<()> {
-        if !backlog.is_finite() {
+        if !(0.0..=MAX_BACKLOG).contains(&backlog) {
             return Err(Error::Lab(format!(
-                "prediction {backlog}: allowed a finite number"
+                "prediction {backlog}: allowed a backlog from 0 to {MAX_BACKLOG} tiles"
             )));
         }
         self.prediction = Some(Prediction {
@@ -233,11 +242,16 @@ mod tests {
             q.set_arrival(-1.0)
                 .unwrap_err()
                 .to_string()
-                .contains("allowed a finite number >= 0")
+                .contains("allowed a number from 0 to 1000000 tiles per second")
         );
         assert!(q.set_service(f64::NAN).is_err());
+        assert!(q.set_arrival(MAX_RATE).is_ok() && q.set_arrival(MAX_RATE * 1.01).is_err());
         assert!(Queue::new(0.0, 4.0).is_err());
+        assert!(Queue::new(1e308, 4.0).is_err());
         assert!(Queue::new(0.5, 0.0).is_err());
+        assert!(Queue::new(0.5, 1.5).is_err());
+        assert!(Queue::new(0.5, 1e308).is_err());
+        assert!(Queue::new(MAX_DT, MAX_SLOTS).is_ok());
         assert_eq!(num(5.0), "5");
         assert_eq!(num(4.5), "4.5");
     }

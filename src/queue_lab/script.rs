@@ -9,15 +9,29 @@ const HELP: &str = "reset | arrival N | service N | step [K] | predict N | show"
 /// The most steps one command may take: each is computed in turn.
 pub const MAX_STEPS: usize = 1_000_000;
 
+/// The lab's refusal `e` of command `i` (0-based), `raw`, said once as the lab's.
+fn in_command(i: usize, raw: &str, e: Error) -> Error {
+    let why = match e {
+        Error::Lab(why) => why,
+        other => other.to_string(),
+    };
+    Error::Lab(format!("command {} '{raw}': {why}", i + 1))
+}
+
 /// Runs a script and returns the lines it prints.
 pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
     let mut out = vec![DISCLAIMER.to_string()];
-    for (i, raw) in script
+    let commands: Vec<&str> = script
         .split([';', '\n'])
         .map(str::trim)
         .filter(|c| !c.is_empty() && !c.starts_with('#'))
-        .enumerate()
-    {
+        .collect();
+    if commands.is_empty() {
+        return Err(Error::Lab(format!(
+            "the script '{script}' holds no command (allowed: {HELP}, separated by ';' or lines)"
+        )));
+    }
+    for (i, raw) in commands.into_iter().enumerate() {
         let mut words = raw.split_whitespace();
         let cmd = words.next().unwrap_or_default().to_ascii_lowercase();
         let arg = words.next();
@@ -35,14 +49,20 @@ pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
                 Error::Lab(format!("command {} '{raw}': '{a}' is not a number", i + 1))
             })
         };
+        if let ("reset" | "show", Some(extra)) = (cmd.as_str(), arg) {
+            return Err(Error::Lab(format!(
+                "command {} '{raw}': {cmd} takes no number, got '{extra}' (allowed: {HELP})",
+                i + 1
+            )));
+        }
         match cmd.as_str() {
             "reset" => q.reset(),
             "arrival" => q
                 .set_arrival(number("arrival")?)
-                .map_err(|e| Error::Lab(format!("command {} '{raw}': {e}", i + 1)))?,
+                .map_err(|e| in_command(i, raw, e))?,
             "service" => q
                 .set_service(number("service")?)
-                .map_err(|e| Error::Lab(format!("command {} '{raw}': {e}", i + 1)))?,
+                .map_err(|e| in_command(i, raw, e))?,
             "step" => {
                 let k = match arg {
                     None => 1,
@@ -61,7 +81,9 @@ pub fn run(q: &mut Queue, script: &str) -> Result<Vec<String>> {
                     q.step();
                 }
             }
-            "predict" => q.predict(number("predict")?, 1.0)?,
+            "predict" => q
+                .predict(number("predict")?, 1.0)
+                .map_err(|e| in_command(i, raw, e))?,
             "show" => {}
             _ => {
                 return Err(Error::Lab(format!(
@@ -121,9 +143,23 @@ mod tests {
         assert!(e.contains("'x' is not a number"), "{e}");
         let e = run(&mut lab(), "service -2").unwrap_err().to_string();
         assert!(
-            e.contains("command 1 'service -2'") && e.contains(">= 0"),
+            e.contains("command 1 'service -2'") && e.contains("from 0 to 1000000"),
             "{e}"
         );
+        for (script, needle) in [
+            (
+                "arrival 1e308; step 1000",
+                "from 0 to 1000000 tiles per second",
+            ),
+            ("reset 5", "reset takes no number, got '5'"),
+            ("show extra", "show takes no number"),
+            ("predict -1", "allowed a backlog from 0"),
+            ("", "holds no command"),
+            (";;; # only a comment", "holds no command"),
+        ] {
+            let e = run(&mut lab(), script).unwrap_err().to_string();
+            assert!(e.contains(needle), "{script}: {e}");
+        }
         let e = run(&mut lab(), "arrival").unwrap_err().to_string();
         assert!(e.contains("needs a number"), "{e}");
         let e = run(&mut lab(), "step 100000000000")

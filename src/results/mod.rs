@@ -295,7 +295,11 @@ impl<P: Serialize + DeserializeOwned> RunResults<P> {
         };
         let value: serde_json::Value = match serde_json::from_str(&text) {
             Ok(v) => v,
-            Err(e) => return Err(format(other_kind(&text).unwrap_or(e.to_string()))),
+            Err(e) => {
+                return Err(format(other_kind(&text).unwrap_or(format!(
+                    "not JSON ({e}): allowed: a run's results.json (`tilepipe run --out` writes it)"
+                ))));
+            }
         };
         if let Some(kind) = other_kind(&text) {
             return Err(format(kind));
@@ -332,12 +336,16 @@ fn read_text(path: &Path) -> Result<String> {
 /// What a file that is not a run's results.json is, and which command reads it, where its text
 /// says so: a suite's check.json, a sweep's sweep.jsonl or spec.
 fn other_kind(text: &str) -> Option<String> {
-    let first: serde_json::Value = serde_json::from_str(text.lines().next()?).ok()?;
+    // a JSONL file's first line is a document; a pretty-printed file's is not
+    let first: Option<serde_json::Value> = serde_json::from_str(text.lines().next()?).ok();
     let whole: Option<serde_json::Value> = serde_json::from_str(text).ok();
     let is = |v: &serde_json::Value, keys: &[&str]| keys.iter().all(|k| v.get(k).is_some());
     let what = if whole.as_ref().is_some_and(|v| is(v, &["tests"])) {
         "a suite's check.json (`tilepipe check --out` writes it)"
-    } else if is(&first, &["key", "workload", "median_ms"]) {
+    } else if first
+        .as_ref()
+        .is_some_and(|v| is(v, &["key", "workload", "median_ms"]))
+    {
         "a sweep's sweep.jsonl (`tilepipe model --from` and `tilepipe merge` read it)"
     } else if whole.as_ref().is_some_and(|v| is(v, &["shard", "spec"])) {
         "a sweep shard's spec (`tilepipe merge` reads the sweep.jsonl beside it)"

@@ -45,6 +45,29 @@ pub fn read(path: &Path) -> Result<Loaded> {
     Ok(parse(&bytes))
 }
 
+/// Refuses `loaded` (read from `path`) when it holds another workload's points: its keys do not
+/// name the workload, so they would pass for done.
+fn same_workload(path: &Path, loaded: &Loaded, workload: &str) -> Result<()> {
+    match loaded.records.iter().find(|r| r.workload != workload) {
+        Some(other) => Err(Error::InvalidArgument(format!(
+            "{} holds points of the {} workload; --resume continues a sweep of the same workload \
+             ({workload} here): give another --out",
+            path.display(),
+            other.workload
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// What `resume` would refuse in `path`, judged before anything is written and changing nothing.
+pub fn can_resume(path: &Path, workload: &str) -> Result<()> {
+    match std::fs::read(path) {
+        Ok(bytes) => same_workload(path, &parse(&bytes[..complete_len(&bytes)]), workload),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 /// Prepares `path` for more points: a last line without its newline is cut off the file (it is a
 /// write a crash interrupted; appending after it would glue the next record onto it), and each
 /// line that is not a record is named. A missing file is a sweep not begun; a file of another
@@ -73,14 +96,7 @@ pub fn resume(path: &Path, workload: &str) -> Result<Resumed> {
         ));
     }
     let loaded = parse(&bytes[..complete]);
-    if let Some(other) = loaded.records.iter().find(|r| r.workload != workload) {
-        return Err(Error::InvalidArgument(format!(
-            "{} holds points of the {} workload; --resume continues a sweep of the same workload \
-             ({workload} here): give another --out",
-            path.display(),
-            other.workload
-        )));
-    }
+    same_workload(path, &loaded, workload)?;
     warnings.extend(loaded.skipped.iter().map(|s| {
         format!(
             "{} {s}; left in the file, its point (if any) is measured again",
@@ -300,6 +316,22 @@ mod tests {
             "{e}"
         );
         assert_eq!(resume(&p, "rmsnorm").unwrap().done.len(), 1);
+        // judged ahead, with a torn last line, and left as it was
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"{\"torn"))
+            .unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        assert!(
+            can_resume(&p, "copy")
+                .unwrap_err()
+                .to_string()
+                .contains("(copy here)")
+        );
+        can_resume(&p, "rmsnorm").unwrap();
+        can_resume(&d.path().join("none.jsonl"), "copy").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), bytes);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Joining the JSONL files of a sweep's shards (or of any sweeps of one expansion): every point
 //! once, from files whose expansions agree.
 
-use super::shard::{SHARD_SPEC, ShardSpec};
+use super::shard::{ShardSpec, spec_beside};
 use crate::results::sweep::Record;
 use crate::results::sweep_store as store;
 use crate::{Error, Result};
@@ -13,21 +13,6 @@ use std::path::{Path, PathBuf};
 pub struct Merged {
     pub records: Vec<Record>,
     pub warnings: Vec<String>,
-}
-
-/// The shard description beside `jsonl`, if there is one.
-fn shard_spec(jsonl: &Path) -> Result<Option<ShardSpec>> {
-    let path = jsonl.with_file_name(SHARD_SPEC);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str(&text)
-            .map(Some)
-            .map_err(|e| Error::Format {
-                path,
-                detail: e.to_string(),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(path, e)),
-    }
 }
 
 /// The points of one input, refused (a bad input, before anything is written) where it cannot be
@@ -76,7 +61,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
     let mut seen: BTreeMap<String, &Path> = BTreeMap::new();
     let mut specs: Vec<(ShardSpec, &Path)> = Vec::new();
     for path in inputs {
-        if let Some(s) = shard_spec(path)? {
+        if let Some(s) = spec_beside(path)? {
             if let Some((first, at)) = specs.first() {
                 let same = ShardSpec {
                     shard: first.shard,
@@ -136,7 +121,7 @@ pub fn merge(inputs: &[PathBuf]) -> Result<Merged> {
 mod tests {
     use super::*;
     use crate::commands::sweep::SweepSpec;
-    use crate::commands::sweep::shard::Shard;
+    use crate::commands::sweep::shard::{SHARD_SPEC, Shard};
     use crate::results::sweep::tests::record;
     use crate::results::sweep_store::append;
     use crate::workload::rmsnorm::RmsNorm;

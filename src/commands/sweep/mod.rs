@@ -50,7 +50,7 @@ fn allowed<W: Workload>(w: &W, axis: &str) -> String {
 }
 
 /// The values of `axis`, each one parsed and accepted by `ok`.
-fn list<W: Workload, T: std::str::FromStr>(
+fn list<W: Workload, T: std::str::FromStr + PartialEq>(
     w: &W,
     axis: &str,
     values: &str,
@@ -69,6 +69,12 @@ fn list<W: Workload, T: std::str::FromStr>(
             .ok()
             .filter(|x| ok(x))
             .ok_or_else(|| refuse(v))?;
+        if out.contains(&x) {
+            // its points would be measured twice, under one key
+            return Err(Error::InvalidArgument(format!(
+                "axis {axis}: '{text}' is given twice (in '{values}'): allowed: each value once"
+            )));
+        }
         out.push(x);
         if out.len() > MAX_AXIS_VALUES {
             return Err(Error::InvalidArgument(format!(
@@ -77,6 +83,11 @@ fn list<W: Workload, T: std::str::FromStr>(
         }
         Ok(())
     };
+    if values.contains(',') && values.split(',').any(|v| v.trim().is_empty()) {
+        return Err(Error::InvalidArgument(format!(
+            "axis {axis}: '{values}' has an empty entry: allowed: values separated by single commas"
+        )));
+    }
     for v in values.split(',').map(str::trim).filter(|v| !v.is_empty()) {
         match v.split_once("..") {
             Some((a, b)) => {
@@ -260,7 +271,11 @@ mod tests {
             assert!(e.contains("allowed: whole numbers from 1"), "{bad}: {e}");
         }
         assert!(err(&mut s, "tiles=1..1000000000").contains("more than 4096 values"));
-        assert!(err(&mut s, "dtype= ,").contains("no values (allowed: f32, f16, bf16)"));
+        assert!(err(&mut s, "dtype= ").contains("no values (allowed: f32, f16, bf16)"));
+        assert!(err(&mut s, "dtype= ,").contains("has an empty entry"));
+        assert!(err(&mut s, "stages=1,,2").contains("has an empty entry"));
+        assert!(err(&mut s, "tiles=4,4").contains("'4' is given twice"));
+        assert!(err(&mut s, "stages=1..3,2").contains("'2' is given twice"));
         // nothing refused was applied
         assert_eq!(s, spec());
         s.set_axis(&W, " dtype = f32, BF16").unwrap();

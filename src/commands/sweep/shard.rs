@@ -6,6 +6,7 @@ use super::SweepSpec;
 use crate::pipeline::Variant;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shard {
@@ -73,6 +74,76 @@ pub struct ShardSpec {
     pub problem: String,
     pub seed: u64,
     pub shard: Shard,
+}
+
+/// The shard description beside `jsonl`, if there is one.
+pub fn spec_beside(jsonl: &Path) -> Result<Option<ShardSpec>> {
+    let path = jsonl.with_file_name(SHARD_SPEC);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| Error::Format {
+                path,
+                detail: e.to_string(),
+            }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
+/// Refuses to let shard `new` write its description beside `jsonl` over one of another sweep or
+/// shard whose points are there: those points would pass for this shard's. Changes nothing.
+pub fn can_write_spec(jsonl: &Path, new: &ShardSpec) -> Result<()> {
+    if !jsonl.exists() {
+        return Ok(());
+    }
+    let old = spec_beside(jsonl).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "{e}; it is not the description of a shard of this tilepipe (allowed: --out a folder \
+             of this sweep's shard, or a new one)"
+        ))
+    })?;
+    let Some(old) = old else { return Ok(()) };
+    let differ: Vec<String> = [
+        (
+            "workload",
+            old.workload != new.workload,
+            format!("{} against {}", old.workload, new.workload),
+        ),
+        ("axes", old.spec != new.spec, "their expansions".into()),
+        (
+            "problem",
+            old.problem != new.problem,
+            format!("{} against {}", old.problem, new.problem),
+        ),
+        (
+            "seed",
+            old.seed != new.seed,
+            format!("{} against {}", old.seed, new.seed),
+        ),
+        (
+            "shard",
+            old.shard != new.shard,
+            format!(
+                "{}/{} against {}/{}",
+                old.shard.index, old.shard.count, new.shard.index, new.shard.count
+            ),
+        ),
+    ]
+    .into_iter()
+    .filter(|(_, differs, _)| *differs)
+    .map(|(what, _, how)| format!("{what} ({how})"))
+    .collect();
+    match differ.is_empty() {
+        true => Ok(()),
+        false => Err(Error::InvalidArgument(format!(
+            "{} describes another shard than this one, and its points are in {}: they differ in {}; \
+             allowed: the same axes, problem, seed and shard (with --resume), or another --out",
+            jsonl.with_file_name(SHARD_SPEC).display(),
+            jsonl.display(),
+            differ.join(", ")
+        ))),
+    }
 }
 
 #[cfg(test)]
@@ -165,5 +236,38 @@ mod tests {
         assert_eq!(p.len(), 2 * (2 * variants + 1));
         assert_eq!(p[0], key("sync", 0, DType::Bf16, "h4096|r2|t4"));
         assert!(p.iter().any(|k| k.starts_with("sync|only2|")));
+    }
+
+    /// A shard's description is never replaced by another's while its points are beside it, and
+    /// judging it changes no byte.
+    #[test]
+    fn another_shards_description_beside_its_points_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        let jsonl = d.path().join("sweep.jsonl");
+        let spec = |index: usize, seed: u64| ShardSpec {
+            workload: "rmsnorm".into(),
+            spec: SweepSpec::default_for(&W),
+            problem: "4096 wide".into(),
+            seed,
+            shard: Shard { index, count: 2 },
+        };
+        // nothing there yet: any shard may start
+        can_write_spec(&jsonl, &spec(1, 9)).unwrap();
+        let text = serde_json::to_string_pretty(&spec(0, 1)).unwrap();
+        std::fs::write(jsonl.with_file_name(SHARD_SPEC), &text).unwrap();
+        // a description without points is a sweep not begun
+        can_write_spec(&jsonl, &spec(1, 9)).unwrap();
+        std::fs::write(&jsonl, "{}\n").unwrap();
+        can_write_spec(&jsonl, &spec(0, 1)).unwrap();
+        let e = can_write_spec(&jsonl, &spec(1, 9)).unwrap_err().to_string();
+        assert!(
+            e.contains("seed (1 against 9)") && e.contains("shard (0/2 against 1/2)"),
+            "{e}"
+        );
+        assert!(!e.contains("workload"), "{e}");
+        std::fs::write(jsonl.with_file_name(SHARD_SPEC), "not json").unwrap();
+        let e = can_write_spec(&jsonl, &spec(0, 1)).unwrap_err().to_string();
+        assert!(e.contains("not the description of a shard"), "{e}");
+        assert_eq!(std::fs::read(&jsonl).unwrap(), b"{}\n");
     }
 }
