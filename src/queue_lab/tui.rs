@@ -1,10 +1,11 @@
 //! The lab's terminal UI: Reset, Step, rate controls, a prediction asked for before stepping and
-//! compared with the outcome, a plot of the backlog beside the bounded S-slot pipeline, and the
-//! disclaimer always on screen. Fits 80x24.
+//! compared with the outcome, a plot of the backlog beside the bounded pipeline of its slots, and
+//! the disclaimer always on screen, at any size (the rest gives way to it). Fits 80x24; Ctrl-C or
+//! q quits.
 
 use super::{DISCLAIMER, Queue, num};
 use ratatui::Frame;
-use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind};
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 use ratatui::layout::{Constraint, Layout};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::symbols::Marker;
@@ -45,6 +46,14 @@ impl App {
             ),
             None => format!("t = {} s", num(self.q.t)),
         };
+    }
+
+    /// A key pressed with Ctrl held: Ctrl-C quits, wherever the lab is (the terminal is in raw
+    /// mode, so no signal comes).
+    pub fn ctrl_key(&mut self, code: KeyCode) {
+        if code == KeyCode::Char('c') {
+            self.quit = true;
+        }
     }
 
     pub fn key(&mut self, code: KeyCode) {
@@ -111,14 +120,64 @@ impl App {
     }
 }
 
+/// What stands for the disclaimer where the terminal cannot hold it.
+const SHORT_DISCLAIMER: &str =
+    "ANALOGY ONLY: cannot validate a CUDA pipeline (a larger terminal shows more)";
+
+/// Lines `text` takes wrapped at word boundaries to `width` columns.
+fn wrapped_lines(text: &str, width: u16) -> u16 {
+    let width = usize::from(width.max(1));
+    let (mut lines, mut col) = (1u16, 0usize);
+    for word in text.split_whitespace() {
+        let w = word.chars().count();
+        let need = if col == 0 { w } else { col + 1 + w };
+        if need <= width || col == 0 {
+            col = need.min(width.max(w));
+        } else {
+            lines += 1;
+            col = w;
+        }
+    }
+    lines
+}
+
 pub fn draw(f: &mut Frame, app: &App) {
+    let area = f.area();
+    // the disclaimer comes first at any size: the rest gives way to it
+    let disclaimer_h = wrapped_lines(DISCLAIMER, area.width.saturating_sub(2)) + 2;
+    // title, disclaimer, a plot of at least 5 lines, the prompt
+    if area.height < 1 + disclaimer_h + 5 + 4 {
+        // too small even for the whole sentence: its label and its point
+        let text = match wrapped_lines(DISCLAIMER, area.width) <= area.height {
+            true => DISCLAIMER,
+            false => SHORT_DISCLAIMER,
+        };
+        let bare = wrapped_lines(text, area.width);
+        let [top, rest] =
+            Layout::vertical([Constraint::Length(bare), Constraint::Fill(1)]).areas(area);
+        f.render_widget(
+            Paragraph::new(text)
+                .style(
+                    Style::default()
+                        .fg(Color::Yellow)
+                        .add_modifier(Modifier::BOLD),
+                )
+                .wrap(Wrap { trim: true }),
+            top,
+        );
+        f.render_widget(
+            Paragraph::new(prompt_lines(app)).wrap(Wrap { trim: true }),
+            rest,
+        );
+        return;
+    }
     let [title, disclaimer, body, prompt] = Layout::vertical([
         Constraint::Length(1),
+        Constraint::Length(disclaimer_h),
+        Constraint::Fill(1),
         Constraint::Length(4),
-        Constraint::Min(8),
-        Constraint::Length(3),
     ])
-    .areas(f.area());
+    .areas(area);
     f.render_widget(
         Paragraph::new(Line::from(vec![
             Span::styled(
@@ -183,7 +242,7 @@ pub fn draw(f: &mut Frame, app: &App) {
             .style(Style::default().fg(Color::Cyan))
             .data(&fluid),
         Dataset::default()
-            .name("S-slot")
+            .name(format!("{}-slot pipeline", num(q.slots)))
             .marker(Marker::Braille)
             .graph_type(GraphType::Line)
             .style(Style::default().fg(Color::Magenta))
@@ -204,14 +263,19 @@ pub fn draw(f: &mut Frame, app: &App) {
             .labels(vec![Span::raw("0"), Span::raw(num(bmax))]),
     );
     f.render_widget(chart, right);
-    let text = match &app.input {
-        Some(buf) => format!("prediction> {buf}_   (Enter, Esc)"),
-        None => app.message.clone(),
-    };
     f.render_widget(
-        Paragraph::new(text).block(Block::default().borders(Borders::ALL)),
+        Paragraph::new(prompt_lines(app)).block(Block::default().borders(Borders::ALL)),
         prompt,
     );
+}
+
+/// The message, and while a prediction is typed the answer below its question.
+fn prompt_lines(app: &App) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::from(app.message.clone())];
+    if let Some(buf) = &app.input {
+        lines.push(Line::from(format!("prediction> {buf}_   (Enter, Esc)")));
+    }
+    lines
 }
 
 /// Runs the interactive lab until q.
@@ -223,7 +287,10 @@ pub fn run(q: Queue) -> std::io::Result<()> {
             if let Event::Key(k) = event::read()?
                 && k.kind == KeyEventKind::Press
             {
-                app.key(k.code);
+                match k.modifiers.contains(KeyModifiers::CONTROL) {
+                    true => app.ctrl_key(k.code),
+                    false => app.key(k.code),
+                }
             }
         }
         Ok(())
@@ -237,17 +304,58 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     fn screen(app: &App) -> String {
-        let mut t = Terminal::new(TestBackend::new(80, 24)).unwrap();
+        screen_of(app, 80, 24)
+    }
+
+    fn screen_of(app: &App, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
         t.draw(|f| draw(f, app)).unwrap();
         let buf = t.backend().buffer().clone();
-        (0..24)
+        (0..h)
             .map(|y| {
-                (0..80)
+                (0..w)
                     .map(|x| buf[(x, y)].symbol().to_string())
                     .collect::<String>()
                     + "\n"
             })
             .collect()
+    }
+
+    /// The disclaimer's words, however it is wrapped.
+    fn shows_disclaimer(s: &str) -> bool {
+        let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let words: Vec<&str> = DISCLAIMER.split_whitespace().collect();
+        let on = |w: &str| flat.contains(w.trim_matches(|c: char| !c.is_alphanumeric()));
+        words.iter().all(|w| on(w))
+    }
+
+    #[test]
+    fn the_disclaimer_stays_at_any_size_and_the_question_above_the_answer() {
+        let mut app = App::new(Queue::new(0.5, 4.0).unwrap());
+        for (w, h) in [(80, 24), (40, 12), (30, 8), (120, 40), (20, 7)] {
+            let s = screen_of(&app, w, h);
+            assert!(shows_disclaimer(&s), "{w}x{h}:\n{s}");
+        }
+        for (w, h) in [(20, 6), (16, 5)] {
+            let s = screen_of(&app, w, h);
+            let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert!(
+                flat.contains("ANALOGY ONLY: cannot validate a CUDA pipeline"),
+                "{w}x{h}:\n{s}"
+            );
+        }
+        keys(&mut app, " 4");
+        let s = screen(&app);
+        assert!(s.contains("predict the backlog one second from now"), "{s}");
+        assert!(s.contains("prediction> 4_"), "{s}");
+        assert!(
+            s.contains("4-slot pipeline") && !s.contains("S-slot"),
+            "{s}"
+        );
+        app.ctrl_key(KeyCode::Char('c'));
+        assert!(app.quit);
+        assert_eq!(wrapped_lines("aa bb cc", 5), 2);
+        assert_eq!(wrapped_lines("aaaaaaa b", 3), 2);
     }
 
     fn keys(app: &mut App, s: &str) {
