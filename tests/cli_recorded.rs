@@ -298,3 +298,50 @@ fn sweep_devices_are_checked_before_any_worker_starts() {
         assert!(stderr_of(&out).contains(needle), "{}", stderr_of(&out));
     }
 }
+
+/// A recorded run's tables: by default the GPU named first and every table within 160 columns
+/// (long cells wrapped, never cut); `--wide` keeps every column, the host submission time too.
+#[test]
+fn report_tables_fit_160_columns_unless_wide() {
+    for run in ["results.json", "gemm-h200.json", "h200-peers.json"] {
+        let table = |wide: bool| {
+            let mut cmd = tilepipe();
+            cmd.args(["report", &fixture(run)]);
+            if wide {
+                cmd.arg("--wide");
+            }
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{run}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let compact = table(false);
+        assert!(
+            compact.starts_with("NVIDIA H200 (sm_90"),
+            "{run}: {compact}"
+        );
+        let widest = |t: &str| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        let rows = |t: &str| {
+            t.lines()
+                .filter(|l| l.starts_with('│'))
+                .map(|l| l.chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        assert!(rows(&compact) <= 160, "{run}: {} columns", rows(&compact));
+        assert!(!compact.contains("host submit us"), "{run}");
+        let wide = table(true);
+        assert!(
+            wide.contains("host submit us") && wide.contains("completion"),
+            "{run}"
+        );
+        assert!(widest(&wide) > 160, "{run}");
+        // every variant is in both
+        for line in wide
+            .lines()
+            .filter(|l| l.starts_with("│ ") && l.contains("passed"))
+        {
+            let name = line.trim_start_matches("│ ").split(' ').next().unwrap();
+            assert!(compact.contains(name), "{run}: {name}");
+        }
+    }
+}

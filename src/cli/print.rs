@@ -22,8 +22,17 @@ pub fn notice(text: &str) {
     eprintln!("{text}");
 }
 
-/// The run's first lines: the problem, the cache, the ceiling.
+/// The tables' width `--wide` asks for.
+pub fn width(wide: bool) -> table::Width {
+    match wide {
+        true => table::Width::Wide,
+        false => table::Width::Compact,
+    }
+}
+
+/// The run's first lines: the GPU, the problem, the cache, the ceiling.
 pub fn run_header<P>(r: &RunResults<P>) {
+    println!("{}", r.device.summary());
     println!(
         "{}; cubin cache: {} hits, {} compiled",
         formats::run::subject(r),
@@ -38,11 +47,11 @@ pub fn run_header<P>(r: &RunResults<P>) {
 /// What a run shows at its end: the tables (with the header, the timing legend, the timelines,
 /// problems and notes), or one document alone on stdout, with the problems and notes on stderr
 /// where the format has no place for them.
-pub fn run<P: Serialize>(r: &RunResults<P>, format: Format) {
+pub fn run<P: Serialize>(r: &RunResults<P>, format: Format, width: table::Width) {
     match format {
         Format::Table => {
             run_header(r);
-            tables(r);
+            tables(r, width);
             timing_legend();
             timelines(&r.timelines);
             problems_and_notes(r);
@@ -59,9 +68,9 @@ pub fn run<P: Serialize>(r: &RunResults<P>, format: Format) {
 }
 
 /// The performance and evidence tables, and the workload's ladder where it has one.
-pub fn tables<P>(r: &RunResults<P>) {
-    println!("{}", table::performance(r));
-    println!("{}", table::evidence(r));
+pub fn tables<P>(r: &RunResults<P>, width: table::Width) {
+    println!("{}", table::performance(r, width));
+    println!("{}", table::evidence(r, width));
     let ladder = table::ladder_rows(r);
     if !ladder.is_empty() {
         println!(

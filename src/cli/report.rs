@@ -15,6 +15,10 @@ pub struct ReportArgs {
     /// folder); anything else is a folder that receives report.html.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Tables with every column, wrapped only to the terminal (default: the main columns within
+    /// 160 columns, long cells wrapped).
+    #[arg(long)]
+    wide: bool,
 }
 
 /// The HTML file `--out` names: `x.html` is that file (a user who types a file name wants that
@@ -42,7 +46,7 @@ pub fn cmd_report(a: ReportArgs) -> anyhow::Result<ExitCode> {
         dir.map(fsio::writable_dir).transpose()?;
     }
     print::run_header(&r);
-    print::tables(&r);
+    print::tables(&r, print::width(a.wide));
     print::timelines(&r.timelines);
     print::problems_and_notes(&r);
     if let Some(out) = &a.out {

@@ -47,6 +47,10 @@ pub struct RunArgs {
     /// request), csv (one row per variant) or json (results.json).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Tables with every column, wrapped only to the terminal (default: the main columns within
+    /// 160 columns, long cells wrapped).
+    #[arg(long)]
+    wide: bool,
     #[command(flatten)]
     peers: PeerArgs,
     /// Variants left out (they faulted the process that started this one).
@@ -136,7 +140,7 @@ impl Visitor for RunArgs {
             }
         }
         let r = &outcome.results;
-        print::run(r, a.format);
+        print::run(r, a.format, print::width(a.wide));
         if let Some(dir) = &a.out {
             let path = dir.join("results.json");
             r.write(&path)?;

@@ -6,16 +6,44 @@
 use crate::results::{Bound, Peer, Perf, RunResults, Status, Timing, VariantResult};
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
+/// How wide the terminal tables are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// Within `COMPACT_COLUMNS`: the columns a reader needs first, long cells wrapped inside
+    /// their column (never cut).
+    Compact,
+    /// Every column, wrapped only to a terminal's own width.
+    Wide,
+}
+
+/// The widest a compact table is drawn, in terminal columns.
+pub const COMPACT_COLUMNS: u16 = 160;
+
 /// A terminal table; the columns in `right` (numbers) aligned right.
 pub fn render<R: IntoIterator<Item = String>>(
     header: &[&str],
     right: &[usize],
     rows: impl IntoIterator<Item = R>,
 ) -> String {
+    render_at(header, right, rows, Width::Wide)
+}
+
+/// `render` at `width`: a compact table wraps its cells to fit `COMPACT_COLUMNS`.
+pub fn render_at<R: IntoIterator<Item = String>>(
+    header: &[&str],
+    right: &[usize],
+    rows: impl IntoIterator<Item = R>,
+    width: Width,
+) -> String {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.to_vec());
+    match width {
+        Width::Compact => t
+            .set_content_arrangement(ContentArrangement::Dynamic)
+            .set_width(COMPACT_COLUMNS),
+        Width::Wide => t.set_content_arrangement(ContentArrangement::Dynamic),
+    };
     for r in rows {
         t.add_row(r.into_iter().enumerate().map(|(i, s)| {
             let cell = Cell::new(s);
@@ -27,6 +55,31 @@ pub fn render<R: IntoIterator<Item = String>>(
         }));
     }
     t.to_string()
+}
+
+/// The columns of `header` a compact table keeps (all of them but `dropped`), for `project`.
+fn kept(header: &[String], dropped: &[&str]) -> Vec<usize> {
+    (0..header.len())
+        .filter(|&i| !dropped.contains(&header[i].as_str()))
+        .collect()
+}
+
+/// `render_at` of the columns `keep` of `header`, `right` and `rows`.
+fn project<const N: usize>(
+    header: &[String],
+    right: &[usize],
+    rows: Vec<[String; N]>,
+    keep: &[usize],
+    width: Width,
+) -> String {
+    let h: Vec<&str> = keep.iter().map(|&i| header[i].as_str()).collect();
+    let r: Vec<usize> = (0..keep.len())
+        .filter(|j| right.contains(&keep[*j]))
+        .collect();
+    let rows = rows
+        .into_iter()
+        .map(|row| keep.iter().map(|&i| row[i].clone()).collect::<Vec<_>>());
+    render_at(&h, &r, rows, width)
 }
 
 /// The performance table's header: the run's metric (GB/s for a memory-bound workload, TFLOP/s
@@ -159,10 +212,24 @@ fn timed_cells(
     ]
 }
 
-pub fn performance<P>(r: &RunResults<P>) -> String {
+/// The performance columns a compact table leaves to the wide one: the mechanism (the variant's
+/// name says it), the second baseline's ratio and the host submission time (the legend and the
+/// wide table keep it apart from device time).
+const PERFORMANCE_WIDE_ONLY: [&str; 3] = ["mechanism", "vs regprefetch", "host submit us"];
+
+pub fn performance<P>(r: &RunResults<P>, width: Width) -> String {
     let header = performance_header(r);
-    let h: Vec<&str> = header.iter().map(String::as_str).collect();
-    render(&h, &PERFORMANCE_RIGHT, performance_rows(r))
+    let keep = match width {
+        Width::Compact => kept(&header, &PERFORMANCE_WIDE_ONLY),
+        Width::Wide => (0..header.len()).collect(),
+    };
+    project(
+        &header,
+        &PERFORMANCE_RIGHT,
+        performance_rows(r),
+        &keep,
+        width,
+    )
 }
 
 pub const EVIDENCE_HEADER: [&str; 11] = [
@@ -215,8 +282,17 @@ pub fn evidence_rows<P>(r: &RunResults<P>) -> Vec<[String; 11]> {
         .collect()
 }
 
-pub fn evidence<P>(r: &RunResults<P>) -> String {
-    render(&EVIDENCE_HEADER, &[], evidence_rows(r))
+/// The evidence columns a compact table leaves to the wide one: the checking build's resources
+/// and the completion protocol in words (report.html and the JSON keep both too).
+const EVIDENCE_WIDE_ONLY: [&str; 2] = ["checking build", "completion"];
+
+pub fn evidence<P>(r: &RunResults<P>, width: Width) -> String {
+    let header: Vec<String> = EVIDENCE_HEADER.iter().map(|h| h.to_string()).collect();
+    let keep = match width {
+        Width::Compact => kept(&header, &EVIDENCE_WIDE_ONLY),
+        Width::Wide => (0..header.len()).collect(),
+    };
+    project(&header, &[], evidence_rows(r), &keep, width)
 }
 
 pub const LADDER_HEADER: [&str; 4] = ["step", "best variant", "figure", "over the step before"];
