@@ -1815,6 +1815,14 @@ const BATTERY: &[(&[&str], &str)] = &[
         "Cargo.toml: not JSON (expected value at line 1",
     ),
     (
+        &["sweep", "--shard", "-1/2"],
+        "--shard -1/2: allowed: I/N with 0 <= I < N <= 65536",
+    ),
+    (
+        &["sweep", "--shard", "-0/-2"],
+        "--shard -0/-2: allowed: I/N",
+    ),
+    (
         &["compare", "tests/fixtures/results.json", "Cargo.toml"],
         "NEW Cargo.toml: not JSON",
     ),
@@ -1877,6 +1885,10 @@ const MENDED: &[(&[&str], &[&str])] = &[
         &["sweep", "--axis", "dtype=f32,f16", "--out", "TMP"],
     ),
     (&["probe", "cpasync"], &["probe", "cpasync-cg16-s2"]),
+    (
+        &["sweep", "--shard", "-1/2"],
+        &["sweep", "--shard", "1/2", "--out", "TMP"],
+    ),
     (
         &["probe", "sync", "--stress", "4"],
         &["probe", "sync", "--stress", "3"],

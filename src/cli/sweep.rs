@@ -46,7 +46,7 @@ pub struct SweepArgs {
     repeats: usize,
     /// Measure only shard I of N (0 <= I < N) of the same expansion, e.g. a Slurm array task's
     /// $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; `tilepipe merge` joins the shards.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     shard: Option<Shard>,
     /// One worker process per GPU: `all` or ordinals (0,1,...). Each GPU measures whole variants,
     /// never two timed kernels at once on one GPU; every point lands in the one sweep.jsonl as it
