@@ -102,12 +102,12 @@ fn judge_cubin(
         launch: req.launch,
         log: &loaded.log,
     };
-    // kernels one after the other: cubins already run in parallel, and a thread waiting on a
-    // nested parallel loop would take up another cubin's listing meanwhile
-    let mut lines = judge::Lines::new(loaded.source.as_ref());
+    // kernels in parallel too: one cubin can hold hundreds of long kernels (cuBLASLt's), and
+    // judged one after the other they would keep the whole run waiting on that cubin
     Ok(Ok(kernels
-        .iter()
-        .map(|k| judge::kernel(k, &cx, &mut lines))
+        .par_iter()
+        .with_max_len(1)
+        .map(|k| judge::kernel(k, &cx, &mut judge::Lines::new(loaded.source.as_ref())))
         .collect()))
 }
 
