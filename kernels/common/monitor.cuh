@@ -3,8 +3,9 @@
 // the data. Each thread keeps its own view in a Mon (the block barriers it passed; per slot, the
 // step it issued, saw complete, read and released); the block keeps what crosses threads in
 // mon_shared (releases per slot, the step each slot holds, mbarrier inits, wgmma groups in
-// flight). A broken rule is recorded, never acted on: the launch runs to its end and the host reads
-// the log (src/monitor/, which mirrors every layout and code below). The first record of each rule
+// flight). A broken rule is recorded, and acted on only where its next step would take the GPU
+// down (copies an mbarrier was not told of are withheld: may_issue): the launch runs to its end
+// and the host reads the log (src/monitor/, which mirrors every layout and code below). The first record of each rule
 // is also written to the trail, page-locked host memory, so a launch whose broken protocol then
 // faults the context (device memory is lost with it) still names what it broke. In any other build
 // each hook is empty and each protocol operation is its PTX alone.
@@ -145,6 +146,7 @@ struct Mon {
     u32 acquired = 0, stages_committed = 0, stages_waited = 0, stages_released = 0;  // cuda::pipeline
     u32 inits = 0;                // mbarriers this thread initialised (a bit each)
     int announced = 0, brought = 0;  // ring producer: the step's expect_tx, this lane's copy bytes
+    bool withheld = false;           // ring producer: the step's copies were not issued (may_issue)
     int issues = 0, reads = 0;
 
     __device__ __forceinline__ Mon(const Ctl& ctl, int steps) : c(ctl), n(steps) {
@@ -318,6 +320,21 @@ struct Mon {
         announced = bytes;
 #endif
     }
+    // By the whole warp, once full[s] is armed and before step k's copies, which will bring
+    // `bytes`: whether to issue them. The one rule acted on: copies full[s] was not told of
+    // would drive its transaction count past zero, and that can wedge the copy engine or fault
+    // the context, so a monitored build records the mismatch and withholds them; the waits on
+    // full[s] then time out (or its phase completes empty), and the launch ends.
+    __device__ __forceinline__ bool may_issue(int s, int k, int bytes) {
+#if MONITOR
+        const int said = __shfl_sync(0xffffffffU, announced, 0);
+        withheld = said != bytes;
+        if ((threadIdx.x & 31) == 0 && withheld) report(MON_TX_MISMATCH, s, k, said, bytes);
+        return !withheld;
+#else
+        return true;
+#endif
+    }
     __device__ __forceinline__ void copied(int s, int k, int bytes) {
 #if MONITOR
         bar_used(s, k);
@@ -333,8 +350,9 @@ struct Mon {
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffU, total, o);
         const int said = __shfl_sync(0xffffffffU, announced, 0);
-        if ((threadIdx.x & 31) == 0 && total != said) report(MON_TX_MISMATCH, s, k, said, total);
+        if ((threadIdx.x & 31) == 0 && total != said && !withheld) report(MON_TX_MISMATCH, s, k, said, total);
         brought = 0;
+        withheld = false;
 #endif
     }
 

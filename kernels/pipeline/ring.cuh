@@ -45,6 +45,12 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
     perturb(c, k, EDGE_ACQUIRE);
     if (k >= STAGES && !__all_sync(0xffffffffU, ring_wait(m, c, &empty[s], st.phase() ^ 1U, s, ROLE_PRODUCER, k)))
         return;
+#if MONITOR
+    // a failed launch arms nothing more: the consumers release a slot whose copies never landed
+    // once a wait has timed out, and arming its full[s] again, in a phase still owed bytes, would
+    // arrive past the barrier's count and fault the context (seen in GEMM's later waves)
+    if (__any_sync(0xffffffffU, aborted(c))) return;
+#endif
     m.issue(k, s);
     trace(c, k, EV_ISSUE, lane == 0);
     if (lane == 0) {
@@ -57,14 +63,17 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
 #else
         ring_arm(m, &full[s], s, k, step.rows() * step.row_bytes());
 #endif
+    }
 #if MECH == MECH_TMA
+    if (m.may_issue(s, k, (int)w.tma_bytes()) && lane == 0) {
         w.tma_load(slot_ptr<W>(s), k, &full[s]);
         m.copied(s, k, (int)w.tma_bytes());
-#endif
     }
+#endif
 #if MECH == MECH_BULK
     __syncwarp();  // the bytes are announced before any row copy can complete them
-    for (int r = lane; r < step.rows(); r += 32) {
+    const bool issue = m.may_issue(s, k, step.rows() * step.row_bytes());
+    for (int r = lane; issue && r < step.rows(); r += 32) {
         mon_source<true>(w, k, r, step.row_src(r), step.row_bytes(), step.row_bytes());
         if (L2_EVICT_LAST)
             bulk_copy_g2s_hint(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s], l2_evict_last_policy());
