@@ -344,7 +344,12 @@ pub fn disassemble(
 ) -> Result<(String, String)> {
     let what = cubin.display().to_string();
     let list = only.map(|o| o.iter().map(usize::to_string).collect::<Vec<_>>().join(","));
-    let mut nvdisasm = vec!["-c", "-g", "-gi"];
+    let mut nvdisasm = vec!["-c"];
+    // source lines only where the cubin has them: on a library built without line info the
+    // flags add nothing to the listing and about a third to nvdisasm's time
+    if line_info(cubin) {
+        nvdisasm.extend(["-g", "-gi"]);
+    }
     if let Some(l) = &list {
         nvdisasm.extend(["-fun", l.as_str()]);
     }
@@ -360,6 +365,21 @@ pub fn disassemble(
     }
     crate::evidence::sass::first_that_works(&tools, cubin)
         .map_err(|detail| Error::Disassembler { what, detail })
+}
+
+/// Whether a cubin carries line info (`.nv_debug_line_sass` or `.debug_line`); true when its
+/// sections cannot be read, so that nvdisasm is asked for lines and says what it finds.
+fn line_info(cubin: &Path) -> bool {
+    use object::{Object, ObjectSection};
+    let Ok(data) = std::fs::read(cubin) else {
+        return true;
+    };
+    match object::read::elf::ElfFile64::<object::Endianness>::parse(&*data) {
+        Ok(elf) => elf
+            .sections()
+            .any(|s| s.name().is_ok_and(|n| n == ".nv_debug_line_sass" || n == ".debug_line")),
+        Err(_) => true,
+    }
 }
 
 /// `cuobjdump -res-usage` of a cubin; Err with the reason when there is no cuobjdump or it fails.

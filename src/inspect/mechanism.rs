@@ -123,6 +123,7 @@ fn inert(base: &str) -> bool {
             | "RET"
             | "BPT"
             | "CALL"
+            | "LEPC"
             | "MOV"
             | "IMAD"
             | "ULDC"
@@ -214,6 +215,22 @@ mod tests {
             ("EXIT", 1),
         ]);
         assert!(stub(&p).unwrap().contains("a printf) and a trap"));
+        // CUTLASS's sm90 kernel in an sm_80..sm_120a cubin of sgl-kernel: the printf's return
+        // address comes from LEPC, its format from the constant bank
+        let cutlass = census(&[
+            ("LDC", 1),
+            ("MOV", 1),
+            ("ULDC.64", 1),
+            ("CS2R", 1),
+            ("IMAD.U32", 2),
+            ("LDC.64", 1),
+            ("LEPC", 1),
+            ("CALL.ABS.NOINC", 1),
+            ("EXIT", 1),
+            ("BRA", 1),
+            ("NOP", 13),
+        ]);
+        assert!(stub(&cutlass).unwrap().contains("a call (a printf)"));
         assert_eq!(stub(&census(&[("LDG.E", 1), ("EXIT", 1)])), None);
         assert_eq!(stub(&census(&[("FADD", 1), ("EXIT", 1)])), None);
     }

@@ -82,6 +82,10 @@ impl Sym {
             _ => false,
         }
     }
+    /// What instruction `index` wrote, into any of its destinations.
+    pub fn is_def_of(self, index: u32) -> bool {
+        self.0 >> KIND == 2 && self.0 as u32 == index
+    }
     pub fn phi_of(self, b: u32) -> bool {
         matches!(self.kind(), Kind::Phi { block, .. } if block == b)
     }

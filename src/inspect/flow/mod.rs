@@ -5,6 +5,7 @@
 //! (`paths`).
 
 pub mod cfg;
+pub mod chunk;
 pub mod decode;
 pub mod lin;
 pub mod paths;

@@ -9,7 +9,7 @@ use super::cfg::Cfg;
 use super::decode::{Guard, Op, Operand};
 use super::lin::{Kind, SPECIALS, Sym};
 use super::values::{Preds, SymInfo, Values};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::hash::Hash;
 
 /// What a check tracks along a path.

@@ -2,7 +2,7 @@
 //! ranges of its results, put into the state (`values`), which knows nothing of instructions.
 
 use super::decode::{self, Op};
-use super::lin::{Kind, Lin, Sym};
+use super::lin::{Lin, Sym};
 use super::ranges;
 use super::semantics::{self, PredOut};
 use super::values::{Preds, SymInfo, Values};
@@ -20,7 +20,7 @@ pub fn step(
 ) {
     let w = super::writes::writes(op);
     if again {
-        vals.invalidate(|s| matches!(s.kind(), Kind::Def { index: i, .. } if i == index));
+        vals.invalidate(index);
     }
     let results = semantics::results(vals, op, index, preds, info);
     let bound = match results.first() {

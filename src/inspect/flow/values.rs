@@ -4,12 +4,14 @@
 //! distance to another such register kept when both paths agree on it: a pipeline's head stays
 //! three ahead of its tail however many times the loop ran).
 
+use super::chunk::{self, Chunk};
 use super::decode::{self, Guard, Operand, Pred, REGS, Reg};
 use super::lin::{self, Cond, Lin, Rel, Sym, Val};
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-const CHUNK: usize = 32;
+const CHUNK: usize = chunk::LEN;
 const CHUNKS: usize = REGS / CHUNK;
 const FACTS: usize = 24;
 
@@ -83,7 +85,7 @@ pub trait SymInfo {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Values {
-    regs: [Arc<[Val; CHUNK]>; CHUNKS],
+    regs: [Arc<Chunk>; CHUNKS],
     pub(super) conds: [Option<Cond>; 16],
     facts: Arc<Vec<Cond>>,
     /// Bounds of values the analysis only names, from their operands' bounds on this path (an
@@ -95,7 +97,7 @@ impl Default for Values {
     /// The entry of a kernel: RZ is zero, every other register an unknown of the entry block.
     fn default() -> Values {
         let mut v = Values {
-            regs: std::array::from_fn(|_| Arc::new([None; CHUNK])),
+            regs: std::array::from_fn(|_| Arc::new(Chunk::default())),
             conds: [None; 16],
             facts: Arc::new(Vec::new()),
             bounds: Arc::new(BTreeMap::new()),
@@ -112,13 +114,13 @@ impl Values {
         if decode::is_zero(r) {
             return Some(Lin::konst(0));
         }
-        self.regs[r as usize / CHUNK][r as usize % CHUNK]
+        self.regs[r as usize / CHUNK].get(r as usize % CHUNK)
     }
     pub(super) fn put(&mut self, r: Reg, v: Val) {
         if decode::is_zero(r) {
             return;
         }
-        Arc::make_mut(&mut self.regs[r as usize / CHUNK])[r as usize % CHUNK] = v;
+        Arc::make_mut(&mut self.regs[r as usize / CHUNK]).put(r as usize % CHUNK, v);
     }
     pub fn cond(&self, p: Pred) -> Option<Cond> {
         self.conds[p as usize]
@@ -197,19 +199,15 @@ impl Values {
         Some(a)
     }
 
-    /// Everything that names `s` forgets it: its instruction runs again and makes a new value.
-    pub(super) fn invalidate(&mut self, gone: impl Fn(Sym) -> bool + Copy) {
-        for c in 0..CHUNKS {
-            if self.regs[c]
-                .iter()
-                .any(|v| v.is_some_and(|l| l.mentions(gone)))
-            {
-                let chunk = Arc::make_mut(&mut self.regs[c]);
-                for v in chunk.iter_mut() {
-                    if v.is_some_and(|l| l.mentions(gone)) {
-                        *v = None;
-                    }
-                }
+    /// Everything that names a value instruction `index` made forgets it: the instruction runs
+    /// again and makes a new one. (This runs at every instruction of a loop's every turn, so the
+    /// registers are passed over in runs whose summary says they cannot name it, and the
+    /// bounds, kept for first destinations only, are looked up rather than walked.)
+    pub(super) fn invalidate(&mut self, index: u32) {
+        let gone = move |s: Sym| s.is_def_of(index);
+        for chunk in self.regs.iter_mut() {
+            if chunk.names(index) {
+                Arc::make_mut(chunk).forget(index);
             }
         }
         for c in self.conds.iter_mut() {
@@ -220,8 +218,8 @@ impl Values {
         if self.facts.iter().any(|f| f.mentions(gone)) {
             Arc::make_mut(&mut self.facts).retain(|f| !f.mentions(gone));
         }
-        if self.bounds.keys().any(|&s| gone(s)) {
-            Arc::make_mut(&mut self.bounds).retain(|&s, _| !gone(s));
+        if self.bounds.contains_key(&Sym::def(index, 0)) {
+            Arc::make_mut(&mut self.bounds).remove(&Sym::def(index, 0));
         }
     }
 
