@@ -375,9 +375,10 @@ fn line_info(cubin: &Path) -> bool {
         return true;
     };
     match object::read::elf::ElfFile64::<object::Endianness>::parse(&*data) {
-        Ok(elf) => elf
-            .sections()
-            .any(|s| s.name().is_ok_and(|n| n == ".nv_debug_line_sass" || n == ".debug_line")),
+        Ok(elf) => elf.sections().any(|s| {
+            s.name()
+                .is_ok_and(|n| n == ".nv_debug_line_sass" || n == ".debug_line")
+        }),
         Err(_) => true,
     }
 }

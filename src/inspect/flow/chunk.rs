@@ -52,7 +52,11 @@ impl Chunk {
     }
     /// Whether a value here does name a result of instruction `index`.
     pub fn names(&self, index: u32) -> bool {
-        self.may_name(index) && self.vals.iter().any(|v| v.is_some_and(|l| l.mentions(|s| s.is_def_of(index))))
+        self.may_name(index)
+            && self
+                .vals
+                .iter()
+                .any(|v| v.is_some_and(|l| l.mentions(|s| s.is_def_of(index))))
     }
     /// Every value naming a result of instruction `index` becomes unknown.
     pub fn forget(&mut self, index: u32) {
