@@ -5,7 +5,8 @@ use crate::clocks::{ClockSample, ClockTrace};
 use crate::gpu::DevBuf;
 use crate::results::gbps;
 use crate::results::timing::{
-    BATCH, Ceiling, DRIVER_COPY_NAME, OwnCopy, PLAIN_COPY_NAME, SizedCopy, Summary, Timing,
+    BATCH, Ceiling, DRIVER_COPY_NAME, OwnCopy, PLAIN_COPY_NAME, PairedRound, SizedCopy, Summary,
+    Timing,
 };
 pub use crate::results::timing::{MAX_REPEATS, TimingOptions};
 use crate::workload::Workload;
@@ -100,6 +101,55 @@ pub fn time_with(
         host_bound_samples,
         clocks: e.clocks.is_ok().then(|| ClockTrace::new(clock_samples)),
     })
+}
+
+/// Rounds of a paired timing.
+pub const PAIRED_ROUNDS: usize = 8;
+
+/// Times a reference (`reference(i)`, the vendor library) against a subject (`subject(i)`, a
+/// variant) in alternating batches: each round one batch of each, back to back, their order
+/// swapped every round so neither always follows the other, each batch after two warm-up launches
+/// of its own and with the SM clock read right after it (`Matched` keeps the rounds whose two
+/// batches ran at one clock).
+pub fn time_paired(
+    e: &Engine,
+    names: (&str, &str),
+    mut reference: impl FnMut(usize) -> Result<()>,
+    mut subject: impl FnMut(usize) -> Result<()>,
+) -> Result<Vec<PairedRound>> {
+    let opts = TimingOptions {
+        warmup: 2,
+        min_repeats: BATCH,
+        max_repeats: BATCH,
+        target_rel_stdev: f64::INFINITY,
+        budget: Duration::ZERO,
+    };
+    let batch =
+        |name: &str, launch: &mut dyn FnMut(usize) -> Result<()>| -> Result<(f64, Option<u32>)> {
+            let t = time_with(e, name, 1, &opts, launch)?;
+            let mhz = t.clocks.and_then(|c| c.samples.last().map(|s| s.sm_mhz));
+            Ok((t.device.median, mhz))
+        };
+    (0..PAIRED_ROUNDS)
+        .map(|round| {
+            let ((r_ms, r_mhz), (s_ms, s_mhz)) = match round % 2 {
+                0 => {
+                    let r = batch(names.0, &mut reference)?;
+                    (r, batch(names.1, &mut subject)?)
+                }
+                _ => {
+                    let s = batch(names.1, &mut subject)?;
+                    (batch(names.0, &mut reference)?, s)
+                }
+            };
+            Ok(PairedRound {
+                reference_ms: r_ms,
+                subject_ms: s_ms,
+                reference_mhz: r_mhz,
+                subject_mhz: s_mhz,
+            })
+        })
+        .collect()
 }
 
 /// How long the device is held before a batch whose submission takes about `submit`: twice that,

@@ -120,10 +120,14 @@ fn num(v: Option<f64>, digits: usize) -> String {
 }
 
 /// A share of the ceiling. Above the copy ceiling a kernel is said to be, never shown as more
-/// than 100 % of a bound it is not bound by; a share at other clocks than the ceiling's is
-/// marked `*` (the problems list says why).
+/// than 100 % of a bound it is not bound by; the vendor library's share taken at one clock where
+/// there is one, else a share at other clocks than the ceiling's is marked `*` (the problems
+/// list says why).
 fn pct(r_bound: Bound, p: Option<&Perf>) -> String {
     let Some(p) = p else { return "-".into() };
+    if let Some(m) = &p.matched {
+        return format!("{:.1}", m.pct);
+    }
     match (r_bound, p.pct_of_ceiling) {
         (Bound::Memory, Some(x)) if x > 100.0 => "above it".into(),
         (_, Some(x)) if p.ceiling_clocks.is_some() => format!("{x:.1}*"),
@@ -342,7 +346,10 @@ pub fn problems<P>(r: &RunResults<P>) -> Vec<String> {
                 .iter()
                 .map(|p| (format!("{} (peer)", p.name), p.perf.as_ref())),
         )
-        .filter_map(|(name, p)| Some(format!("{name} %*: {}", p?.ceiling_clocks.as_ref()?)));
+        .filter_map(|(name, p)| {
+            let p = p.filter(|p| p.matched.is_none())?;
+            Some(format!("{name} %*: {}", p.ceiling_clocks.as_ref()?))
+        });
     r.variants
         .iter()
         .filter(|v| v.status != Status::Passed)

@@ -221,6 +221,10 @@ pub struct Perf {
     /// Why `pct_of_ceiling` is not a comparison at one SM clock, if it is not (shown with a `*`).
     #[serde(default)]
     pub ceiling_clocks: Option<String>,
+    /// Compute-bound: the share of the vendor library's speed in alternating batches at one SM
+    /// clock (`timing::Matched`), the figure the table shows where there is one.
+    #[serde(default)]
+    pub matched: Option<timing::Matched>,
     pub speedup_vs_sync: Option<f64>,
     /// Over the register double buffer on the same tile (pre-Ampere pipelining).
     #[serde(default)]

@@ -1,7 +1,7 @@
 //! The plain records a timing produces (samples, summaries, clocks, the copy ceiling, the
 //! repeat) and the notes a run draws from them.
 
-use crate::clocks::ClockTrace;
+use crate::clocks::{CLOCK_TOLERANCE, ClockTrace};
 pub use crate::verdict::statistics::Summary;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -35,6 +35,85 @@ pub struct TimingOptions {
     pub target_rel_stdev: f64,
     /// Stop adding repeats (past min_repeats) after this long.
     pub budget: Duration,
+}
+
+/// One round of a paired timing: a batch of the reference (the vendor library) and a batch of the
+/// subject back to back, each as its median per launch (ms) with the SM clock read right after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairedRound {
+    pub reference_ms: f64,
+    pub subject_ms: f64,
+    pub reference_mhz: Option<u32>,
+    pub subject_mhz: Option<u32>,
+}
+
+impl PairedRound {
+    /// Whether both batches ran at one SM clock (within `CLOCK_TOLERANCE` of the higher).
+    pub fn matched(&self) -> bool {
+        match (self.reference_mhz, self.subject_mhz) {
+            (Some(a), Some(b)) => {
+                let hi = a.max(b);
+                hi > 0 && f64::from(hi - a.min(b)) / f64::from(hi) <= CLOCK_TOLERANCE
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The subject's speed as a share of the reference's at one clock: the median over the rounds
+/// whose two batches ran at one SM clock of 100 x reference time / subject time. A GPU at its
+/// power cap drifts in clock over a long timing, so two timings taken one after the other compare
+/// two clocks; alternating short batches compare the two at the clocks of the same moment.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Matched {
+    pub pct: f64,
+    /// The lowest and highest share among the matched rounds.
+    pub pct_range: (f64, f64),
+    /// Matched rounds, of `rounds.len()` run.
+    pub matched: usize,
+    /// The SM clocks (MHz) the matched rounds ran at, lowest and highest.
+    pub mhz: (u32, u32),
+    pub rounds: Vec<PairedRound>,
+}
+
+impl Matched {
+    /// None where no round ran both batches at one clock (or gave no clock to match).
+    pub fn of(rounds: Vec<PairedRound>) -> Option<Matched> {
+        let kept: Vec<&PairedRound> = rounds.iter().filter(|r| r.matched()).collect();
+        let shares: Vec<f64> = kept
+            .iter()
+            .map(|r| 100.0 * r.reference_ms / r.subject_ms)
+            .collect();
+        let s = Summary::of(&shares)?;
+        let clocks = kept
+            .iter()
+            .flat_map(|r| [r.reference_mhz, r.subject_mhz])
+            .flatten();
+        let mhz = (clocks.clone().min()?, clocks.max()?);
+        Some(Matched {
+            pct: s.median,
+            pct_range: (s.min, s.max),
+            matched: kept.len(),
+            mhz,
+            rounds,
+        })
+    }
+
+    /// "97.1 % at 1755..1770 MHz (8 of 8 rounds)".
+    pub fn label(&self) -> String {
+        let clock = match self.mhz.0 == self.mhz.1 {
+            true => format!("{} MHz", self.mhz.0),
+            false => format!("{}..{} MHz", self.mhz.0, self.mhz.1),
+        };
+        format!(
+            "{:.1} % at {clock} ({} of {} rounds, {:.1}..{:.1} %)",
+            self.pct,
+            self.matched,
+            self.rounds.len(),
+            self.pct_range.0,
+            self.pct_range.1
+        )
+    }
 }
 
 /// The most timed launches per variant: the timing loop stops there whatever else it is asked.
@@ -269,5 +348,49 @@ mod tests {
             "{note}"
         );
         assert_eq!(sized_copy_note(&copy, []), None);
+    }
+
+    fn round(reference_ms: f64, subject_ms: f64, clocks: (u32, u32)) -> PairedRound {
+        PairedRound {
+            reference_ms,
+            subject_ms,
+            reference_mhz: Some(clocks.0),
+            subject_mhz: Some(clocks.1),
+        }
+    }
+
+    #[test]
+    fn a_matched_ratio_keeps_only_rounds_at_one_clock() {
+        let rounds = vec![
+            round(1.0, 1.0, (1980, 1980)),
+            round(1.0, 0.98, (1755, 1770)),
+            // the subject at a far lower clock: slower, and not comparable
+            round(1.0, 1.30, (1980, 1500)),
+            round(1.0, 1.02, (1755, 1755)),
+        ];
+        let m = Matched::of(rounds).unwrap();
+        assert_eq!((m.matched, m.rounds.len()), (3, 4));
+        assert!((m.pct - 100.0).abs() < 1e-9, "{}", m.pct);
+        assert_eq!(m.mhz, (1755, 1980));
+        let (lo, hi) = m.pct_range;
+        assert!((lo - 100.0 / 1.02).abs() < 1e-9 && (hi - 100.0 / 0.98).abs() < 1e-9);
+        assert!(
+            m.label()
+                .starts_with("100.0 % at 1755..1980 MHz (3 of 4 rounds"),
+            "{}",
+            m.label()
+        );
+    }
+
+    #[test]
+    fn no_matched_round_gives_no_ratio() {
+        assert_eq!(Matched::of(vec![round(1.0, 1.3, (1980, 1500))]), None);
+        let unread = PairedRound {
+            reference_mhz: None,
+            ..round(1.0, 1.0, (0, 1980))
+        };
+        assert!(!unread.matched());
+        assert_eq!(Matched::of(vec![unread]), None);
+        assert_eq!(Matched::of(Vec::new()), None);
     }
 }

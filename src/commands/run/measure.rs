@@ -8,7 +8,7 @@ use crate::engine::time::{self, time_kernel, time_with};
 use crate::engine::validate::{CaseOutcome, Digest};
 use crate::engine::{Engine, Ready, isolate};
 use crate::pipeline::Mechanism;
-use crate::results::timing::{host_bound_note, sized_copy_note};
+use crate::results::timing::{Matched, host_bound_note, sized_copy_note};
 use crate::results::{
     Bound, Grid, LadderStep, Perf, Repeat, RunResults, Status, VariantResult, gbps, tflops,
 };
@@ -87,7 +87,19 @@ pub fn measure<W: Workload>(
                 s.launches, s.variant, s.host_submit_ms, s.device_ms, s.device_ms / s.host_submit_ms
             ));
         }
-        results[i].perf = Some(perf(w, out, traffic, &t));
+        let mut p = perf(w, out, traffic, &t);
+        if let (Some(lib), Some(row)) = (vendor, out.vendor.as_ref())
+            && row.timing.is_some()
+        {
+            let rounds = time::time_paired(
+                e,
+                (&row.name, r.name()),
+                |_| lib.launch(&e.gpu, &mut user.buffers),
+                |j| r.launch(e, blocks, &sets[j % sets.len()]),
+            )?;
+            p.matched = Matched::of(rounds);
+        }
+        results[i].perf = Some(p);
         results[i].timing = Some(t);
     }
     e.progress.done();
@@ -331,6 +343,18 @@ fn notes<W: Workload>(
     }
     if checked_after {
         out.notes.push("each variant was validated before timing (poisoned output, L2 scrubbed), and the output its timed launches left on the validated inputs matched the validated one bit for bit".into());
+    }
+    if let Some(v) = &out.vendor
+        && results
+            .iter()
+            .any(|r| r.perf.as_ref().is_some_and(|p| p.matched.is_some()))
+    {
+        out.notes.push(format!(
+            "% of {0}: at one SM clock, {1} rounds of a batch of {0} and a batch of the variant back to back (their order alternating), the median share over the rounds whose two batches ran within {2:.0} % of one clock; the device median and TFLOP/s are the variant's own timing",
+            v.name,
+            time::PAIRED_ROUNDS,
+            100.0 * crate::clocks::CLOCK_TOLERANCE
+        ));
     }
     let timed = results
         .iter()
