@@ -6,7 +6,8 @@
 // wgmma reading both operands from the slot.
 //
 // Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
-// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, and the pipeline's MECH,
+// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, TMA_STORE, CLUSTER,
+// and the pipeline's MECH,
 // STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"
@@ -18,10 +19,14 @@
 #ifndef PERSISTENT
 #define PERSISTENT 0  // 1: a block per SM walks tiles (TMA + wgmma only)
 #endif
+#ifndef TMA_STORE
+#define TMA_STORE 0  // 1: C leaves through shared memory and TMA stores (TMA + wgmma only)
+#endif
 #define TENSOR_CORES (DTYPE != 0)
 #define CE (COPY_BYTES / ESIZE)  // elements per copy unit
 static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp tile");
 static_assert(!PERSISTENT || WGMMA, "persistent blocks are built on the Hopper ring");
+static_assert((CLUSTER == 1 && !TMA_STORE) || WGMMA, "clusters and TMA stores are built on the Hopper ring");
 static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
 
 // Kernel parameters, passed by value as a __grid_constant__. The host mirrors this layout
@@ -38,9 +43,10 @@ struct __align__(64) GemmParams {
     int group_m;           // tile rows per raster group (consecutive blocks share B's columns in L2)
     u64 reserved[2];
     u64 map_a[16];         // CUtensorMaps (TMA only): A as {K, M}, boxes {BK, BM}
-    u64 map_b[16];         // B as {K, N}, boxes {BK, BN} (B [N x K]), or {N, K}, boxes {64, BK} (B [K x N])
+    u64 map_b[16];         // B as {K, N}, boxes {BK, BN / CLUSTER} (B [N x K]), or {N, K}, boxes {64, BK} (B [K x N])
+    u64 map_c[16];         // C as {N, M}, boxes {64, 64} (TMA_STORE only)
 };
-static_assert(sizeof(GemmParams) == 384, "host and device disagree on GemmParams");
+static_assert(sizeof(GemmParams) == 512, "host and device disagree on GemmParams");
 
 // A shared-memory tile of ROWS rows of COLS elements. Tensor-core tiles XOR each 16-byte chunk with
 // the row so that the 8 rows an ldmatrix phase reads fall in 8 distinct bank groups; f32 K-major
@@ -82,29 +88,41 @@ struct GemmTiles {
     static constexpr bool PLAN_CHECKED = true;
 
     const GemmParams& p;
+    int rank;  // this CTA's rank in its cluster: which BM rows of the cluster's tile it computes
     int m0, n0, ksteps, nsteps;
 
     __device__ __forceinline__ GemmTiles(const GemmParams& params) : p(params) {
-        corner(blockIdx.x, m0, n0);
+#if CLUSTER > 1
+        rank = (int)cluster_rank();
+#else
+        rank = 0;
+#endif
+        corner(blockIdx.x / CLUSTER, m0, n0);
         ksteps = (p.k + BK - 1) / BK;
 #if WGMMA
         loading = first();
 #endif
 #if PERSISTENT
-        // tiles blockIdx.x, + gridDim.x, ...: the blocks resident at once walk neighbouring tiles
-        nsteps = (p.tiles_m * p.tiles_n - blockIdx.x + gridDim.x - 1) / gridDim.x * ksteps;
+        // cluster tiles blockIdx.x / CLUSTER, + the grid's clusters, ...: the clusters resident
+        // at once walk neighbouring tiles
+        const int clusters = gridDim.x / CLUSTER;
+        nsteps = (tiles() - (int)blockIdx.x / CLUSTER + clusters - 1) / clusters * ksteps;
 #else
         nsteps = ksteps;
 #endif
     }
 
-    // The first row and column of tile t. Tiles are numbered down raster groups of group_m tile
-    // rows, then right: consecutive tiles share B's columns while they are in L2.
+    // Tiles of CLUSTER x BM rows by BN columns, each computed by one cluster.
+    __device__ __forceinline__ int tiles() const { return (p.tiles_m + CLUSTER - 1) / CLUSTER * p.tiles_n; }
+
+    // This CTA's first row and column of cluster tile t. Tiles are numbered down raster groups of
+    // group_m cluster-tile rows, then right: consecutive tiles share B's columns while they are in
+    // L2. A CTA past M (odd tile rows in a pair) computes zeros it never stores.
     __device__ __forceinline__ void corner(int t, int& m, int& n) const {
-        const int per_group = p.group_m * p.tiles_n;
+        const int per_group = p.group_m * p.tiles_n, cluster_rows = (p.tiles_m + CLUSTER - 1) / CLUSTER;
         const int first = t / per_group * p.group_m;
-        const int rows = min(p.tiles_m - first, p.group_m);
-        m = (first + t % per_group % rows) * BM;
+        const int rows = min(cluster_rows - first, p.group_m);
+        m = ((first + t % per_group % rows) * CLUSTER + rank) * BM;
         n = t % per_group / rows * BN;
     }
 
@@ -115,18 +133,20 @@ struct GemmTiles {
         int slice, tile, m, n;
     };
     __device__ __forceinline__ Cursor first() const {
-        Cursor c{0, (int)blockIdx.x, m0, n0};
+        Cursor c{0, (int)blockIdx.x / CLUSTER, m0, n0};
         return c;
     }
     __device__ __forceinline__ void step_on(Cursor& c) const {
         if (++c.slice == ksteps) {
             c.slice = 0;
-            c.tile += gridDim.x;
-            if (c.tile < p.tiles_m * p.tiles_n) corner(c.tile, c.m, c.n);  // none past the last
+            c.tile += gridDim.x / CLUSTER;
+            if (c.tile < tiles()) corner(c.tile, c.m, c.n);  // none past the last
         }
     }
 
     __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
+    __device__ __forceinline__ int cta_rank() const { return rank; }
+    __device__ __forceinline__ void after_release(int, int) {}
     __device__ __forceinline__ int steps() const { return nsteps; }
     __device__ __forceinline__ bool has(int k) const { return k < nsteps; }
 
@@ -196,18 +216,35 @@ struct GemmTiles {
 #if WGMMA
     // A step's slices as whole TMA boxes in 128-byte-swizzled rows, which wgmma reads as they land:
     // A's BM x BK, then B's BN x BK (B [N x K]) or BN / 64 boxes of BK x 64 side by side (B [K x N]).
-    // Elements past an edge land as zeros and count toward the step's bytes.
+    // Elements past an edge land as zeros and count toward the step's bytes. In a cluster the CTAs
+    // share B's slice: each loads its CLUSTER-th part and multicasts it to all, so the bytes
+    // landing in each CTA are still its A and the whole of B.
     static_assert(BK * ESIZE == 128, "a K slice row is one 128-byte swizzle row");
     __device__ __forceinline__ u32 tma_bytes() const { return (BM + BN) * BK * ESIZE; }
     __device__ __forceinline__ void tma_prefetch() const {
         tma_prefetch_descriptor(p.map_a);
         tma_prefetch_descriptor(p.map_b);
+        if (TMA_STORE) tma_prefetch_descriptor(p.map_c);
     }
     // Called for steps 0, 1, 2, ... in order, by the one producing thread.
     __device__ __forceinline__ void tma_load(unsigned char* slot, int, u64* bar) const {
         const int k0 = loading.slice * BK, m = loading.m, n = loading.n;
         tma_load_2d(slot, p.map_a, k0, m, bar);
+#if CLUSTER > 1
+        constexpr unsigned short ALL = (1U << CLUSTER) - 1U;
 #if B_NK
+        constexpr int PART = BN / CLUSTER;
+        static_assert(BN % CLUSTER == 0 && PART % 8 == 0, "each part starts on a whole 1024-byte swizzle pattern");
+        tma_load_2d_multicast(slot + TileA::BYTES + rank * PART * 128, p.map_b, k0, n + rank * PART, bar, ALL);
+#else
+        static_assert(BN / 64 % CLUSTER == 0, "B's boxes divide among the cluster");
+#pragma unroll
+        for (int i = 0; i < BN / 64 / CLUSTER; ++i) {
+            const int j = i * CLUSTER + rank;
+            tma_load_2d_multicast(slot + TileA::BYTES + j * BK * 128, p.map_b, n + 64 * j, k0, bar, ALL);
+        }
+#endif
+#elif B_NK
         tma_load_2d(slot + TileA::BYTES, p.map_b, k0, n, bar);
 #else
 #pragma unroll
@@ -255,7 +292,12 @@ struct GemmTiles {
 #include "gemm/simt.cuh"
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tilepipe_gemm(const __grid_constant__ GemmParams p) {
+#if CLUSTER > 1
+#define CLUSTER_DIMS __cluster_dims__(CLUSTER, 1, 1)
+#else
+#define CLUSTER_DIMS
+#endif
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) CLUSTER_DIMS tilepipe_gemm(const __grid_constant__ GemmParams p) {
     Gemm w(p);
     run(w);
 }

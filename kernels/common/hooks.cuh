@@ -8,6 +8,7 @@
 //   STRESS (bit 1: sleep at the producer's edge, bit 2: at the consumer's)   TRACE_TILES (0: no timeline)
 //   CONTROL (a deliberately broken protocol step, 0: none)   ONLY (stage probes, below)
 //   MONITOR (1: the protocol monitor, common/monitor.cuh, logging after Ctl::status's timeout words)
+//   CLUSTER (CTAs of a cluster, below)
 //   L2_EVICT_LAST (1: a row build's staged copies, cp.async.cg, bulk and TMA, mark the lines they
 //   bring into L2 evict-last, the policy the direct builds' loads carry)
 #ifndef CONTROL
@@ -30,6 +31,10 @@
 #ifndef MONITOR
 #define MONITOR 0
 #endif
+// CTAs of a thread-block cluster that share each step's copies through TMA multicast (1: none)
+#ifndef CLUSTER
+#define CLUSTER 1
+#endif
 
 #define CTL_SKIP_WAIT 1          // consumer reads a slot without waiting for its copy
 #define CTL_EARLY_RELEASE 2      // slot handed back before every reader finished
@@ -42,6 +47,8 @@
 #define CTL_WAIT_SHORT 9         // cp.async: wait_group one higher than the protocol's, so the step read may be in flight
 #define CTL_TX_SHORT 10          // mbarrier: expect_tx announces 16 bytes fewer than the copies bring
 #define CTL_TX_LONG 11           // mbarrier: expect_tx announces 16 bytes more than the copies bring (never completes)
+#define CTL_RELEASE_LOCAL 12     // cluster: a consumer releases its own CTA's slot, not the partner's whose multicasts fill it too
+#define CTL_STORE_UNFENCED 13    // TMA store: the staged tile is stored with no fence.proxy.async after the threads' writes
 
 // The part of every workload's Params that the pipeline itself uses. The host mirrors it
 // (engine::Ctl); both sides assert its size.

@@ -27,7 +27,7 @@ static_assert(!MONITOR || (TRACE_TILES == 0 && ONLY == 0), "a monitor build chec
 #define MON_MAGIC 0x314E4F4DU  // "MON1"
 #define MON_VERSION 1U
 #define MON_RECORDS 64
-#define MON_RULES 20  // per-rule counts in the header (codes 1..MON_RULES-1)
+#define MON_RULES 24  // per-rule counts in the header (codes 1..MON_RULES-1)
 
 // Rules, with what a record's a..f hold (a thread's "slot" is its slot index, -1 where none applies).
 #define MON_REFILL_EARLY 1       // slot refilled while readers of its previous step read on. a: readers of it that released, b: readers
@@ -49,7 +49,9 @@ static_assert(!MONITOR || (TRACE_TILES == 0 && ONLY == 0), "a monitor build chec
 #define MON_TAIL_READ 15         // a copy is not the copy plan's. a: tensor (0 X, 1 A, 2 B), b: row, c: column, d: MON_PLAN_*, e, f: the tensor's rows and columns
 #define MON_ISSUE_PAST_END 16    // a step issued past the block's last one. a: the block's steps
 #define MON_DRAIN 17             // a walk ended with a step count short or long. a: steps done, b: the block's steps, c: ROLE_*
-static_assert(MON_DRAIN < MON_RULES, "every rule has its count");
+#define MON_RELEASE_PARTIAL 18   // cluster: slot released to fewer CTAs than multicast into it. a: CTAs released to, b: the cluster's
+#define MON_STORE_UNFENCED 19    // TMA store of a staged tile some of whose writers fenced no write. a: those writers, b: the group's threads
+static_assert(MON_STORE_UNFENCED < MON_RULES, "every rule has its count");
 // How a copy departs from the copy plan (TAIL_READ's d)
 #define MON_PLAN_ELSEWHERE 0  // inside the data, it reads another address or byte count
 #define MON_PLAN_PAST 1       // past an edge, it reads the tensor instead of zero-filling
@@ -73,7 +75,7 @@ struct MonLog {
     u32 per_rule[MON_RULES];  // every violation, stored or not
     MonRecord rec[MON_RECORDS];
 };
-static_assert(sizeof(MonLog) == 128 + 48 * MON_RECORDS, "host and device disagree on MonLog");
+static_assert(sizeof(MonLog) == 144 + 48 * MON_RECORDS, "host and device disagree on MonLog");
 
 // The trail, in host memory mapped for the device: the build, and the launch's first record of each
 // rule (indexed by rule; its rule field, written last, is 0 until the record is whole). Plain
@@ -96,6 +98,8 @@ struct MonBlock {
     u32 fenced, fence_owner, fence_epoch;  // the barriers a fence.mbarrier_init covered (a bit each), by whom, when
     u32 reported;                 // rules this block has a record of (one each)
     u32 wg_pending[THREADS];      // wgmma groups each thread committed and has not waited for
+    u32 unfenced[(THREADS + 31) / 32];  // TMA-store staging: a bit per thread, set while its writes to it are unfenced
+    u32 unfenced_at_sync[4];      // per store group: writers that reached its barrier unfenced
 };
 __shared__ MonBlock mon_shared;
 
@@ -124,8 +128,8 @@ __device__ __forceinline__ void mon_report(const Ctl& c, u32 rule, int slot, int
 __device__ __forceinline__ u32 mon_phase(int k) { return (u32)(k / STAGES) & 1U; }
 
 // The arrivals each mbarrier's phase has in its protocol: the ring's full[s] one (the producer's
-// expect_tx), empty[s] one per consumer warp; a memcpy_async slot barrier every thread.
-__device__ __forceinline__ int mon_arrivals(int id) { return MECH == MECH_MCA_BARRIER ? THREADS : id < STAGES ? 1 : NWARPS_C; }
+// expect_tx), empty[s] one per consumer warp of the cluster; a memcpy_async slot barrier every thread.
+__device__ __forceinline__ int mon_arrivals(int id) { return MECH == MECH_MCA_BARRIER ? THREADS : id < STAGES ? 1 : NWARPS_C * CLUSTER; }
 
 // Which mechanisms hand a step over by a block barrier after its completion (each thread's own
 // store or cp.async wait), and which issue each step from every thread.
@@ -356,11 +360,13 @@ struct Mon {
 #endif
     }
 
-    // The ring's consumer warp releases slot s after step k (its lane 0 arrives on empty[s]).
-    __device__ __forceinline__ void released(int s, int k) {
+    // The ring's consumer warp releases slot s after step k (its lane 0 arrives on empty[s] of
+    // `ctas` CTAs of its cluster).
+    __device__ __forceinline__ void released(int s, int k, int ctas) {
 #if MONITOR
         bar_used(STAGES + s, k);
         if (done[s] != k) report(MON_RELEASE_UNREAD, s, k, done[s]);
+        if (ctas != CLUSTER) report(MON_RELEASE_PARTIAL, s, k, ctas, CLUSTER);
 #endif
     }
 
@@ -464,4 +470,37 @@ __device__ __forceinline__ void mma_wait() {
     u32& p = mon_shared.wg_pending[threadIdx.x];
     if (p > (u32)N) p = N;
 #endif
+}
+
+// A TMA-store epilogue's staging, per store group (`threads` threads under named barrier `id`):
+// every thread writes its part, fences it to the async proxy, passes the group's barrier, and one
+// thread stores the staged tile. The monitor holds each thread to the fence (a sequence rule).
+__device__ __forceinline__ void staged_written() {
+#if MONITOR
+    atomicOr(&mon_shared.unfenced[threadIdx.x / 32], 1U << (threadIdx.x % 32));
+#endif
+}
+__device__ __forceinline__ void staged_fence() {
+#if CONTROL != CTL_STORE_UNFENCED
+    fence_proxy_async_smem();
+#if MONITOR
+    atomicAnd(&mon_shared.unfenced[threadIdx.x / 32], ~(1U << (threadIdx.x % 32)));
+#endif
+#endif
+}
+__device__ __forceinline__ void staged_sync(int group, u32 id, u32 threads) {
+#if MONITOR
+    if ((mon_shared.unfenced[threadIdx.x / 32] >> (threadIdx.x % 32)) & 1U) atomicAdd(&mon_shared.unfenced_at_sync[group], 1U);
+#endif
+    named_barrier_sync(id, threads);
+}
+// By the storing thread, after staged_sync: stores the box at (c0, c1) from `src`.
+__device__ __forceinline__ void staged_store(const Ctl& c, int group, u32 threads, const void* map, int c0, int c1, const void* src) {
+#if MONITOR
+    u32& unfenced = mon_shared.unfenced_at_sync[group];
+    if (unfenced) mon_report(c, MON_STORE_UNFENCED, -1, -1, 0U, (int)unfenced, (int)threads, c0, c1);
+    unfenced = 0U;
+#endif
+    tma_store_2d(map, c0, c1, src);
+    bulk_commit();
 }

@@ -1,5 +1,6 @@
-// PTX wrappers shared by every tilepipe kernel: cp.async, mbarrier, bulk and tensor copies,
-// ldmatrix, mma and wgmma, register reallocation, fences, named barriers and the global timer.
+// PTX wrappers shared by every tilepipe kernel: cp.async, mbarrier, bulk and tensor copies (loads,
+// multicast loads and stores), clusters, ldmatrix, mma and wgmma, register reallocation, fences,
+// named barriers and the global timer.
 // Each wrapper is one instruction (or one instruction plus its predicate), so the SASS census can
 // be read against this file.
 #pragma once
@@ -153,8 +154,64 @@ __device__ __forceinline__ void tma_load_3d_hint(void* dst, const void* tensor_m
         : "memory");
 }
 
+// The same box multicast: it lands at this CTA's slot offset in every CTA of `cta_mask` (bits
+// are cluster ranks) and completes bytes on the mbarrier at `bar`'s offset in each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const void* tensor_map, int c0, int c1, u64* bar,
+                                                      unsigned short cta_mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], "
+        "[%1, {%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+        "l"(reinterpret_cast<u64>(tensor_map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "h"(cta_mask)
+        : "memory");
+}
+
+// One box of shared memory stored to a rank-2 tensor (elements past its edges are not written),
+// in this thread's bulk group.
+__device__ __forceinline__ void tma_store_2d(const void* tensor_map, int c0, int c1, const void* src) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                     reinterpret_cast<u64>(tensor_map)),
+                 "r"(c0), "r"(c1), "r"(smem_addr(src))
+                 : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// Waits until at most N of this thread's bulk groups still read their shared-memory source.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+}
+// Makes this thread's generic-proxy writes to shared memory visible to the async proxy (a TMA
+// store that reads them).
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
 __device__ __forceinline__ void tma_prefetch_descriptor(const void* tensor_map) {
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<u64>(tensor_map)) : "memory");
+}
+
+// ---- thread-block clusters (sm_90) ----
+
+__device__ __forceinline__ u32 cluster_rank() {
+    u32 r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+// Every thread of every CTA of the cluster arrives, then waits for all. Relaxed: it orders the
+// mbarrier inits a fence.mbarrier_init.release.cluster published before it, nothing else (the
+// default .release put a MEMBAR.ALL.GPU before it).
+__device__ __forceinline__ void cluster_sync_relaxed() {
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\nbarrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+// Arrives on the mbarrier at `bar`'s offset in the shared memory of the cluster's CTA `rank`
+// (this CTA's own included). Release at CTA scope, as a local arrive: what it publishes is that
+// this warp's reads of a slot are over (retired into registers), which needs no cluster-wide
+// fence (.release.cluster put a MEMBAR.ALL.GPU before every release).
+__device__ __forceinline__ void mbar_arrive_cluster(u64* bar, u32 rank) {
+    asm volatile(
+        "{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+        "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+        "r"(rank)
+        : "memory");
 }
 
 // ---- tensor cores (sm_80): fragments from shared memory, one warp-wide MMA ----

@@ -109,7 +109,9 @@ struct RowTiles {
     }
 
     __device__ __forceinline__ void begin() {}
+    __device__ __forceinline__ void after_release(int, int) {}
     __device__ __forceinline__ void finish(int) const {}
+    __device__ __forceinline__ int cta_rank() const { return 0; }
 };
 
 // Launch bounds of a row workload's kernel. A variant's MIN_BLOCKS (0: none) is the residency

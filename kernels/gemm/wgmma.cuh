@@ -66,20 +66,62 @@ struct Gemm : GemmTiles {
         for (int i = 0; i < MI; ++i)
 #pragma unroll
             for (int r = 0; r < BN / 2; ++r) fence_operand(acc[i][r]);
+    }
+
 #if PERSISTENT
-        if (storing.slice == ksteps - 1) {  // the tile's last slice: store it, start the next
+    // After the slot of step k is released (the ring calls it): a tile's last slice stores the
+    // tile, from registers, holding no slot, and starts the next.
+    __device__ __forceinline__ void after_release(int, int ctid) {
+        if (storing.slice == ksteps - 1) {
             epilogue(ctid, storing.m, storing.n);
             begin();
         }
         step_on(storing);
-#endif
     }
+#endif
 
     __device__ __forceinline__ void finish(int ctid) const {
 #if !PERSISTENT
         epilogue(ctid, m0, n0);
 #endif
+#if TMA_STORE
+        if (ctid % 128 == 0) bulk_wait_read<0>();  // the staging is read before the block's memory goes
+#endif
     }
+
+#if TMA_STORE
+    // C through shared memory: each consumer warpgroup stages its rows 64 columns at a time in
+    // one of its two 64 x 64 buffers (128-byte rows, 16-byte chunks XOR-swizzled by row as the
+    // tensor map reads them, so the 8 rows a warp writes at once fall in 8 bank groups), and its
+    // first thread stores the box with TMA while the next one is staged. Edges are the map's.
+    static constexpr int STAGE_BYTES = 64 * 64 * ESIZE;
+    static_assert(MI * (BN / 64) % 2 == 0, "each tile's boxes alternate the two buffers from the first");
+    __device__ __forceinline__ void epilogue(int ctid, int m, int n) const {
+        const int g = ctid / 128, t = ctid % 128, lane = t & 31;
+        unsigned char* staging = slot_ptr<Gemm>(STAGES) + g * 2 * STAGE_BYTES;
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int c = 0; c < BN / 64; ++c) {
+                unsigned char* buf = staging + (i * (BN / 64) + c) % 2 * STAGE_BYTES;
+                if (t == 0) bulk_wait_read<1>();  // this buffer's last store has read it
+                named_barrier_sync(1 + g, 128);
+#pragma unroll
+                for (int j = 0; j < 8; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int row = t / 32 * 16 + lane / 4 + 8 * h, a = 4 * (c * 8 + j) + 2 * h;
+                        elem_t pair[2] = {from_float(acc[i][a]), from_float(acc[i][a + 1])};
+                        *reinterpret_cast<u32*>(buf + row * 128 + (j ^ (row & 7)) * 16 + lane % 4 * 4) =
+                            *reinterpret_cast<const u32*>(pair);
+                    }
+                staged_written();
+                staged_fence();
+                staged_sync(g, 1 + g, 128);
+                if (t == 0) staged_store(p.ctl, g, 128, p.map_c, n + 64 * c, m + g * (BM / WGS) + i * 64, buf);
+            }
+    }
+#else
 
     // Accumulator 4j + e of a 64-row block sits at row 16 x warp + lane / 4 (+ 8 for e >= 2),
     // column 8j + 2 (lane % 4) + e % 2: pairs of adjacent columns.
@@ -93,4 +135,5 @@ struct Gemm : GemmTiles {
                 for (int h = 0; h < 2; ++h)
                     store2(row0 + i * 64 + h * 8, n + j * 8 + lane % 4 * 2, acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
     }
+#endif
 };

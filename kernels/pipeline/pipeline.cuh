@@ -15,6 +15,9 @@
 //   begin()                             (mbarrier ring) before the first step, by every consumer thread
 //                                       once its registers are its own (after setmaxnreg): where
 //                                       accumulators start, so none is live in the producer
+//   after_release(k, ctid)              (mbarrier ring) after a consumer thread's release of step k's
+//                                       slot: work on registers alone (a persistent tile's epilogue)
+//   cta_rank()                          this block's rank in its cluster (0 without one)
 //   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
 //   PLAN_CHECKED, plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) whether copies are checked
 //                                       against the copy plan; unit u / row r of step k as the plan

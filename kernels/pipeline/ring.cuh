@@ -2,8 +2,12 @@
 // tensor copy per step): full[s] completes when the copy's bytes land (expect_tx / complete_tx),
 // empty[s] when every consumer warp has finished reading slot s. Producer and consumer each walk a
 // RingState; the consumer waits full[s] on its phase, the producer waits empty[s] on the phase
-// before its own (the consumers' release of the slot's previous step).
+// before its own (the consumers' release of the slot's previous step). In a cluster (CLUSTER > 1)
+// every CTA's producer multicasts its part of a step into every CTA's slot, so a slot is refilled
+// only once the consumers of every CTA released it: empty[s] counts their warps.
 #pragma once
+
+static_assert(CLUSTER == 1 || (WS && MECH == MECH_TMA), "a cluster shares the multicast copies of warp-specialised TMA rings");
 
 // Registers per thread after the hand-over (WS with a producer warpgroup; 0: no hand-over).
 #ifndef REGS_PRODUCER
@@ -27,10 +31,17 @@ __device__ __forceinline__ void ring_arm(Mon& m, u64* full, int s, int k, u32 by
     mbar_arrive_expect_tx(full, bytes);
     m.armed(s, k, (int)bytes);
 }
-// A consumer warp's release of slot s after step k.
-__device__ __forceinline__ void ring_release(Mon& m, u64* empty, int s, int k) {
+// A consumer warp's release of slot s after step k: in a cluster, to every CTA's producer, since
+// each multicasts into this CTA's slot too (`own`: this CTA's rank).
+__device__ __forceinline__ void ring_release(Mon& m, u64* empty, int s, int k, int own) {
+#if CLUSTER > 1
+    const int ctas = CONTROL == CTL_RELEASE_LOCAL ? 1 : CLUSTER;
+    for (int r = 0; r < ctas; ++r) mbar_arrive_cluster(empty, (u32)((own + r) % CLUSTER));
+    m.released(s, k, ctas);
+#else
     mbar_arrive(empty);
-    m.released(s, k);
+    m.released(s, k, 1);
+#endif
 }
 
 // Issues step k into the producer's slot, unless its slot never came back. A whole warp calls it:
@@ -45,10 +56,11 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
     perturb(c, k, EDGE_ACQUIRE);
     if (k >= STAGES && !__all_sync(0xffffffffU, ring_wait(m, c, &empty[s], st.phase() ^ 1U, s, ROLE_PRODUCER, k)))
         return;
-#if MONITOR
+#if MONITOR || CLUSTER > 1
     // a failed launch arms nothing more: the consumers release a slot whose copies never landed
     // once a wait has timed out, and arming its full[s] again, in a phase still owed bytes, would
-    // arrive past the barrier's count and fault the context (seen in GEMM's later waves)
+    // arrive past the barrier's count and fault the context (seen in GEMM's later waves); in a
+    // cluster, a multicast into a CTA that has gone would
     if (__any_sync(0xffffffffU, aborted(c))) return;
 #endif
     m.issue(k, s);
@@ -100,7 +112,7 @@ __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int
     perturb(c, k, EDGE_READ);
 #if CONTROL == CTL_EARLY_RELEASE
     __syncwarp();
-    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k);
+    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k, w.cta_rank());
 #endif
     trace(c, k, EV_COMPUTE_BEGIN, rec);
     read_step(m, w, slot_ptr<W>(s), k, s, ctid, Nothing());
@@ -108,10 +120,11 @@ __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int
     perturb(c, k, EDGE_RELEASE);
 #if CONTROL != CTL_EARLY_RELEASE
     __syncwarp();
-    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k);
+    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k, w.cta_rank());
 #endif
     trace(c, k, EV_RELEASE, rec);
     perturb(c, k, EDGE_AFTER_RELEASE);
+    w.after_release(k, ctid);
 }
 
 template <class W>
@@ -126,11 +139,14 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #endif
         for (int s = 0; s < STAGES; ++s) {
             bar_init(m, &full[s], s, 1);
-            bar_init(m, &empty[s], STAGES + s, NWARPS_C);
+            bar_init(m, &empty[s], STAGES + s, NWARPS_C * CLUSTER);
         }
         bar_fence(m);
     }
     m.sync();
+#if CLUSTER > 1
+    cluster_sync_relaxed();  // every CTA's barriers are initialised before any multicast or remote arrive
+#endif
     RingState<STAGES> fill, read;
 #if WS
     if (tid >= CONSUMERS) {  // the producer's first warp runs ahead by up to STAGES steps
@@ -139,6 +155,12 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #endif
         if (tid < CONSUMERS + 32) {
             for (int k = 0; k < n; ++k, fill.advance()) produce(m, w, full, empty, k, fill);
+#if CLUSTER > 1
+            // the other CTAs' consumers arrive on this CTA's empty barriers up to their last
+            // release: the block waits for those arrivals, so none reaches it after it exits
+            for (int k = n; k < n + STAGES; ++k, fill.advance())
+                if (k >= STAGES) ring_wait(m, w.ctl(), &empty[fill.slot()], fill.phase() ^ 1U, fill.slot(), ROLE_PRODUCER, k);
+#endif
             m.drain(true, false);
         }
         // leaves the kernel here: a path that rejoined the consumers' would keep their
@@ -163,9 +185,9 @@ __device__ __forceinline__ void run_pipeline(W& w) {
     }
     m.drain(producer, true);
 #endif
-#if CONTROL
     // A broken completion protocol can leave copies in flight at exit, and a bulk copy landing in
-    // the shared memory of a block that has gone faults the whole context: controls linger first.
-    for (int i = 0; i < 20; ++i) __nanosleep(10000);
-#endif
+    // the shared memory of a block that has gone faults the whole context: controls linger first,
+    // and in a cluster every failed launch (the other CTA's copies and releases still reach this one).
+    if (CONTROL || (CLUSTER > 1 && aborted(w.ctl())))
+        for (int i = 0; i < 20; ++i) __nanosleep(10000);
 }

@@ -146,6 +146,13 @@ fn load<W: Workload>(
         });
     }
     let driver_blocks_per_sm = e.gpu.prepare(&kernel, b.threads, b.dynamic_smem)?;
+    let resident_clusters = match b.cluster > 1 {
+        true => Some(
+            e.gpu
+                .resident_clusters(&kernel, b.threads, b.dynamic_smem, b.cluster)?,
+        ),
+        false => None,
+    };
     let resources = Resources {
         threads: b.threads,
         function: f,
@@ -159,6 +166,8 @@ fn load<W: Workload>(
             b.dynamic_smem,
         ),
         driver_blocks_per_sm,
+        cluster: b.cluster,
+        resident_clusters,
     };
     Ok(Ready {
         job,
@@ -181,7 +190,7 @@ impl<W: Workload> Ready<W> {
 
     /// Blocks of a launch on `p` with `grid`.
     pub fn grid(&self, w: &W, e: &Engine, p: &W::Problem, grid: Grid) -> u32 {
-        let resident = self.resources.driver_blocks_per_sm.max(1) * e.info().sm_count;
+        let resident = self.resources.resident_blocks(e.info().sm_count);
         w.grid(&self.job.variant, p, grid, resident)
     }
 

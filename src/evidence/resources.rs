@@ -130,6 +130,26 @@ pub struct Resources {
     pub occupancy: Occupancy,
     /// Blocks per SM from the driver's occupancy calculator, for the cross-check.
     pub driver_blocks_per_sm: u32,
+    /// Clusters of this many blocks the build is launched in (1: none), and how many of them the
+    /// driver can keep resident on the GPU at once.
+    #[serde(default = "one")]
+    pub cluster: u32,
+    #[serde(default)]
+    pub resident_clusters: Option<u32>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Resources {
+    /// Blocks resident on the GPU at once: whole clusters where the build runs in clusters.
+    pub fn resident_blocks(&self, sm_count: u32) -> u32 {
+        match self.resident_clusters {
+            Some(c) => c * self.cluster,
+            None => self.driver_blocks_per_sm.max(1) * sm_count,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -309,6 +309,26 @@ impl Gpu {
             .map_err(driver_err("cuOccupancyMaxActiveBlocksPerMultiprocessor"))
     }
 
+    /// Clusters of `cluster` blocks (the kernel's compile-time cluster dimensions) that can be
+    /// resident on the GPU at once: a cluster must fit in one GPC, so this can be fewer than the
+    /// blocks per SM times the SMs over `cluster`.
+    pub fn resident_clusters(
+        &self,
+        k: &Kernel,
+        threads: u32,
+        dyn_smem: u32,
+        cluster: u32,
+    ) -> Result<u32> {
+        let cfg = LaunchConfig {
+            grid_dim: (cluster, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: dyn_smem,
+        };
+        k.func
+            .occupancy_max_active_clusters(cfg, &self.stream)
+            .map_err(driver_err("cuOccupancyMaxActiveClusters"))
+    }
+
     /// Submits one launch; the return code of cuLaunchKernel is checked here, faults inside the
     /// kernel surface at the next `finish`.
     pub fn launch<P: bytemuck::Pod>(

@@ -28,7 +28,7 @@ pub const VERSION: u32 = 1;
 /// Records the log has room for: the first of each rule in each block, in the order found.
 pub const RECORDS: usize = 64;
 /// Per-rule counts in the header, indexed by rule code (0 unused).
-pub const RULE_SLOTS: usize = 20;
+pub const RULE_SLOTS: usize = 24;
 
 /// `struct MonRecord`: one violation as the device wrote it.
 #[repr(C)]
@@ -88,7 +88,7 @@ pub struct RawLog {
     pub per_rule: [u32; RULE_SLOTS],
     pub records: [RawRecord; RECORDS],
 }
-const _: () = assert!(std::mem::size_of::<RawLog>() == 128 + 48 * RECORDS);
+const _: () = assert!(std::mem::size_of::<RawLog>() == 144 + 48 * RECORDS);
 
 /// Bytes of the log, and of the whole status buffer a monitor launch needs.
 pub const LOG_BYTES: usize = std::mem::size_of::<RawLog>();

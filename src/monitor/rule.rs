@@ -46,10 +46,15 @@ pub enum Rule {
     IssuePastEnd,
     /// A walk ended with a thread's issued or read steps short of (or past) the block's.
     Drain,
+    /// Cluster: a slot released to fewer CTAs than multicast into it.
+    ReleasePartial,
+    /// A TMA store of a staged tile some of whose writers had not fenced their writes to the
+    /// async proxy when they passed the store's barrier.
+    StoreUnfenced,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 17] = [
+    pub const ALL: [Rule; 19] = [
         Rule::RefillEarly,
         Rule::RefillUnacquired,
         Rule::ReadUnwaited,
@@ -67,6 +72,8 @@ impl Rule {
         Rule::TailRead,
         Rule::IssuePastEnd,
         Rule::Drain,
+        Rule::ReleasePartial,
+        Rule::StoreUnfenced,
     ];
 
     /// The MON_* code (1-based, in `ALL`'s order).
@@ -98,6 +105,8 @@ impl Rule {
             Rule::TailRead => "tail-read",
             Rule::IssuePastEnd => "issue-past-end",
             Rule::Drain => "drain",
+            Rule::ReleasePartial => "release-partial",
+            Rule::StoreUnfenced => "store-unfenced",
         }
     }
 }
@@ -224,6 +233,12 @@ pub(super) fn message(v: &Violation) -> String {
         Rule::Drain => format!(
             "the walk ended with {a} of the block's {b} steps {}",
             if c == 1 { "issued" } else { "read" }
+        ),
+        Rule::ReleasePartial => format!(
+            "slot {s} released after step {k} to {a} of the {b} CTAs of its cluster, each of whose producers multicasts into it"
+        ),
+        Rule::StoreUnfenced => format!(
+            "a TMA store of the staged box at column {c}, row {d} read shared memory that {a} of its {b} writers had not fenced to the async proxy (fence.proxy.async) before its barrier"
         ),
     }
 }

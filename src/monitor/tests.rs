@@ -40,7 +40,7 @@ fn fields(name: &str) -> Vec<String> {
         .collect()
 }
 
-const DEVICE_NAMES: [(Rule, &str); 17] = [
+const DEVICE_NAMES: [(Rule, &str); 19] = [
     (Rule::RefillEarly, "MON_REFILL_EARLY"),
     (Rule::RefillUnacquired, "MON_REFILL_UNACQUIRED"),
     (Rule::ReadUnwaited, "MON_READ_UNWAITED"),
@@ -58,6 +58,8 @@ const DEVICE_NAMES: [(Rule, &str); 17] = [
     (Rule::TailRead, "MON_TAIL_READ"),
     (Rule::IssuePastEnd, "MON_ISSUE_PAST_END"),
     (Rule::Drain, "MON_DRAIN"),
+    (Rule::ReleasePartial, "MON_RELEASE_PARTIAL"),
+    (Rule::StoreUnfenced, "MON_STORE_UNFENCED"),
 ];
 
 #[test]
@@ -127,7 +129,7 @@ fn rule_codes_are_the_devices() {
     assert_eq!(DEVICE_NAMES.len(), Rule::ALL.len());
     assert!((Rule::ALL.len() as u32) < define("MON_RULES"));
     assert_eq!(Rule::from_code(0), None);
-    assert_eq!(Rule::from_code(18), None);
+    assert_eq!(Rule::from_code(20), None);
 }
 
 const TMA_S2: Build = Build {
@@ -398,19 +400,19 @@ fn records_past_the_room_are_counted_not_lost() {
 #[test]
 fn a_log_that_disagrees_with_itself_is_refused() {
     let unknown = RawRecord {
-        rule: 19,
+        rule: 20,
         ..record(Rule::Drain, 0, 0, [0; 6])
     };
     let e = decode(&buffer(TMA_S2, &[unknown], &[(Rule::Drain, 1)], 1)).unwrap_err();
-    assert!(e.to_string().contains("unknown rule code 19"), "{e}");
+    assert!(e.to_string().contains("unknown rule code 20"), "{e}");
     let uncounted = record(Rule::Drain, 0, 0, [0; 6]);
     let e = decode(&buffer(TMA_S2, &[uncounted], &[], 1)).unwrap_err();
     assert!(e.to_string().contains("a record of drain"), "{e}");
     let mut bad_count = buffer(TMA_S2, &[], &[], 1);
-    let at = STATUS_WORDS * 4 + 48 + 4 * 19;
+    let at = STATUS_WORDS * 4 + 48 + 4 * 20;
     bad_count[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
     let e = decode(&bad_count).unwrap_err();
-    assert!(e.to_string().contains("unknown rule code 19"), "{e}");
+    assert!(e.to_string().contains("unknown rule code 20"), "{e}");
 }
 
 #[test]

@@ -156,6 +156,11 @@ pub enum Control {
     /// Host side: A's tensor map box is half the tile's rows, so the step brings fewer bytes
     /// than the kernel announces.
     WrongBox,
+    /// Cluster: a consumer releases its own CTA's slot only, not the other CTA's, whose producer
+    /// multicasts into the slot too.
+    ReleaseLocal,
+    /// TMA store: the staged tile is stored with no fence.proxy.async after the threads' writes.
+    StoreUnfenced,
 }
 
 impl Control {
@@ -175,6 +180,8 @@ impl Control {
             Control::TxShort => 10,
             Control::TxLong => 11,
             Control::WrongBox => 0,
+            Control::ReleaseLocal => 12,
+            Control::StoreUnfenced => 13,
         }
     }
 
@@ -203,6 +210,12 @@ impl Control {
                 "expect_tx 16 bytes beyond the step's boxes (the phase never completes)"
             }
             Control::WrongBox => "A's tensor map box is half the tile's rows",
+            Control::ReleaseLocal => {
+                "consumer releases its own CTA's slot, not the cluster partner's that multicasts into it"
+            }
+            Control::StoreUnfenced => {
+                "TMA store of a staged tile with no fence.proxy.async after the threads' writes"
+            }
         }
     }
 }

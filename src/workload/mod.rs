@@ -95,6 +95,8 @@ pub struct Build {
     pub arch_specific: bool,
     pub threads: u32,
     pub dynamic_smem: u32,
+    /// Blocks of a thread-block cluster (the kernel's `__cluster_dims__`), 1 without one.
+    pub cluster: u32,
 }
 
 /// What a variant's output is compared with besides the f64 reference: the output of a correct

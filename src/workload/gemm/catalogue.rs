@@ -36,9 +36,7 @@ pub fn catalogue(dtype: DType) -> Vec<GemmVariant> {
         v.push(on_tile(Pipe::cpasync(3, 16), t, true));
     }
     if dtype != DType::F32 {
-        v.extend((2..=6).map(|s| super::hopper::variant(s, false, false)));
-        v.extend((2..=4).map(|s| super::hopper::variant(s, true, false)));
-        v.extend((3..=4).map(|s| super::hopper::variant(s, true, true)));
+        v.extend(super::hopper::catalogue());
     }
     v
 }
@@ -119,7 +117,11 @@ pub fn fit(v: &GemmVariant, problems: &[&Problem]) -> GemmVariant {
 pub fn can_implement(v: &GemmVariant, p: &Problem) -> Result<(), String> {
     let es = p.dtype.size() as u32;
     if v.mechanism == Mechanism::Tma {
-        for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())] {
+        let stored = v.shape.tma_store.then_some(("C (N)", p.ldc()));
+        for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())]
+            .into_iter()
+            .chain(stored)
+        {
             if !(ld as u32 * es).is_multiple_of(16) {
                 return Err(format!(
                     "rows of {name} are {ld} elements = {} bytes: a TMA tensor map needs row strides that are multiples of 16 bytes",
@@ -152,9 +154,20 @@ fn smem_align(v: &GemmVariant) -> u32 {
     if v.shape.tile.wgmma { 1024 } else { 128 }
 }
 
-/// The slots, plus the slack to align slot 0 beyond the 128 bytes dynamic shared memory has.
+/// Bytes of a TMA-store epilogue's staging: two 64 x 64 boxes of C per consumer warpgroup
+/// (kernels/gemm/wgmma.cuh), after the slots.
+pub fn staging_bytes(v: &GemmVariant, p: &Problem) -> u32 {
+    match v.shape.tma_store {
+        true => v.shape.tile.threads() / 128 * 2 * 64 * 64 * p.dtype.size() as u32,
+        false => 0,
+    }
+}
+
+/// The slots and the epilogue's staging, plus the slack to align slot 0 beyond the 128 bytes
+/// dynamic shared memory has.
 pub fn dynamic_smem(v: &GemmVariant, p: &Problem) -> u32 {
-    v.stages * v.shape.tile.slot_bytes(p.dtype, p.layout) + smem_align(v) - 128
+    v.stages * v.shape.tile.slot_bytes(p.dtype, p.layout) + staging_bytes(v, p) + smem_align(v)
+        - 128
 }
 
 /// The block: the tile's consumer warps, plus the producer (a warp, or a warpgroup that hands
@@ -188,6 +201,8 @@ pub fn defines(v: &GemmVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DB_NK={}", u32::from(p.layout == Layout::Nk)),
         format!("-DWGMMA={}", u32::from(t.wgmma)),
         format!("-DPERSISTENT={}", u32::from(v.shape.persistent)),
+        format!("-DCLUSTER={}", v.shape.cluster),
+        format!("-DTMA_STORE={}", u32::from(v.shape.tma_store)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if registers_handed_over(v).is_some() {
@@ -209,9 +224,15 @@ pub fn registers_handed_over(v: &GemmVariant) -> Option<u32> {
 }
 
 pub fn completion(v: &GemmVariant) -> String {
-    let mut ring = v.with_policy(v.protocol(v.shape.tile.threads()));
+    let mut ring = v.with_policy(v.protocol(v.shape.tile.threads() * v.shape.cluster));
     if v.shape.persistent {
         ring.push_str("; persistent: the ring runs on across the tiles a block walks, the producer loading the next tile's slices while the consumers store the last");
+    }
+    if v.shape.cluster > 1 {
+        ring.push_str(&format!("; clusters of {} CTAs: each multicasts its part of B's slice into every CTA's slot, so empty[s] counts the consumer warps of the whole cluster and the producer waits for their last releases before its block exits", v.shape.cluster));
+    }
+    if v.shape.tma_store {
+        ring.push_str("; C staged in shared memory: each writer fences (fence.proxy.async), a named barrier, then one thread's TMA store; cp.async.bulk.wait_group.read before a buffer is staged again");
     }
     match (v.shape.tile.wgmma, v.warp_specialized) {
         (false, _) => ring,

@@ -2,7 +2,7 @@
 //! elements the host reference checks), its device buffers, its kernel parameters and tensor
 //! maps, and the launch grid.
 
-use super::tile::{GemmVariant, Tile};
+use super::tile::{GemmShape, GemmVariant, Tile};
 use super::{Layout, Problem, reference};
 use crate::Result;
 use crate::dtype::DType;
@@ -33,11 +33,12 @@ pub struct GemmParams {
     pub tiles_n: i32,
     pub group_m: i32,
     pub reserved: [u64; 2],
-    /// CUtensorMaps of A and B (TMA variants; zeros otherwise).
+    /// CUtensorMaps of A and B (TMA variants; zeros otherwise), and of C (TMA stores).
     pub map_a: [u64; 16],
     pub map_b: [u64; 16],
+    pub map_c: [u64; 16],
 }
-const _: () = assert!(std::mem::size_of::<GemmParams>() == 384);
+const _: () = assert!(std::mem::size_of::<GemmParams>() == 512);
 
 /// Tile rows of C per raster group: consecutive blocks walk down 8 tile rows before moving right,
 /// so the B slices they share are still in L2.
@@ -64,49 +65,67 @@ impl GemmParams {
             reserved: [0; 2],
             map_a: [0; 16],
             map_b: [0; 16],
+            map_c: [0; 16],
         }
-    }
-
-    /// One block per tile of C.
-    pub fn grid(&self) -> u32 {
-        (self.tiles_m * self.tiles_n) as u32
     }
 }
 
 /// The tensor maps a TMA variant's boxes are cut from (kernels/gemm.cu, `tma_load`): A as {K, M}
-/// with boxes of {BK, BM}; B [N x K] as {K, N} with boxes {BK, BN}; B [K x N] as {N, K} with boxes
-/// {64, BK}. Rows are 128-byte swizzled as wgmma reads them; past an edge, zeros. `control`
-/// breaks A's map on purpose: a row stride 16 bytes short, or a box of half the tile's rows.
+/// with boxes of {BK, BM}; B [N x K] as {K, N} with boxes {BK, BN / cluster} (each CTA of a
+/// cluster loads its part); B [K x N] as {N, K} with boxes {64, BK}. Rows are 128-byte swizzled as
+/// wgmma reads them; past an edge, zeros. `control` breaks A's map on purpose: a row stride 16
+/// bytes short, or a box of half the tile's rows.
 pub fn tensor_maps(
     p: &Problem,
-    tile: &Tile,
+    shape: &GemmShape,
     (a, b): (u64, u64),
     control: Option<Control>,
 ) -> (TensorMapSpec, TensorMapSpec) {
-    let es = p.dtype.size() as u64;
-    let map =
-        |base_addr, inner: usize, outer: usize, ld: usize, box_dims: [u32; 2]| TensorMapSpec {
-            dtype: p.dtype,
-            base_addr,
-            dims: vec![inner as u64, outer as u64],
-            strides_bytes: vec![ld as u64 * es],
-            box_dims: box_dims.to_vec(),
-            element_strides: vec![1, 1],
-            swizzle: Swizzle::B128,
-            l2_promotion: L2Promotion::B256,
-            oob_fill: OobFill::Zero,
-        };
-    let mut ma = map(a, p.k, p.m, p.lda(), [tile.bk, tile.bm]);
+    let tile = &shape.tile;
+    let mut ma = map2d(p, a, (p.k, p.m, p.lda()), [tile.bk, tile.bm]);
     match control {
         Some(Control::WrongStride) => ma.strides_bytes[0] -= 16,
         Some(Control::WrongBox) => ma.box_dims[1] /= 2,
         _ => {}
     }
     let mb = match p.layout {
-        Layout::Nk => map(b, p.k, p.n, p.ldb(), [tile.bk, tile.bn]),
-        Layout::Kn => map(b, p.n, p.k, p.ldb(), [64, tile.bk]),
+        Layout::Nk => map2d(
+            p,
+            b,
+            (p.k, p.n, p.ldb()),
+            [tile.bk, tile.bn / shape.cluster],
+        ),
+        Layout::Kn => map2d(p, b, (p.n, p.k, p.ldb()), [64, tile.bk]),
     };
     (ma, mb)
+}
+
+/// The map a TMA-store epilogue stores C through: {N, M}, boxes of 64 x 64 in 128-byte-swizzled
+/// rows as the consumers stage them (kernels/gemm/wgmma.cuh); nothing is written past an edge.
+pub fn store_map(p: &Problem, c: u64) -> TensorMapSpec {
+    map2d(p, c, (p.n, p.m, p.ldc()), [64, 64])
+}
+
+/// A 2-D map of `dims` = (inner, outer, row stride in elements) over the problem's precision,
+/// 128-byte swizzled, zeros past the edges.
+fn map2d(
+    p: &Problem,
+    base_addr: u64,
+    dims: (usize, usize, usize),
+    box_dims: [u32; 2],
+) -> TensorMapSpec {
+    let (inner, outer, ld) = dims;
+    TensorMapSpec {
+        dtype: p.dtype,
+        base_addr,
+        dims: vec![inner as u64, outer as u64],
+        strides_bytes: vec![(ld * p.dtype.size()) as u64],
+        box_dims: box_dims.to_vec(),
+        element_strides: vec![1, 1],
+        swizzle: Swizzle::B128,
+        l2_promotion: L2Promotion::B256,
+        oob_fill: OobFill::Zero,
+    }
 }
 
 /// A and B as the GPU receives them (little-endian bytes of the precision) and as f32 values of
@@ -193,9 +212,12 @@ impl Buffers {
         let tile = &v.shape.tile;
         let mut params = GemmParams::new(&self.problem, tile, ptrs, ctl);
         if v.mechanism == Mechanism::Tma {
-            let (a, b) = tensor_maps(&self.problem, tile, (ptrs.0, ptrs.1), v.control);
+            let (a, b) = tensor_maps(&self.problem, &v.shape, (ptrs.0, ptrs.1), v.control);
             params.map_a = encode_tensor_map(&a)?;
             params.map_b = encode_tensor_map(&b)?;
+        }
+        if v.shape.tma_store {
+            params.map_c = encode_tensor_map(&store_map(&self.problem, ptrs.2))?;
         }
         Ok(params)
     }
@@ -224,7 +246,7 @@ mod tests {
 
     #[test]
     fn tensor_maps_follow_the_layout_and_break_only_when_asked() {
-        let t = Tile::hopper(true);
+        let t = GemmShape::plain(Tile::hopper(true));
         let nk = Problem::new(4096, 4096, 256, Layout::Nk, DType::Bf16).unwrap();
         let (a, b) = tensor_maps(&nk, &t, (1 << 20, 1 << 24), None);
         assert_eq!(
@@ -256,10 +278,32 @@ mod tests {
     }
 
     #[test]
-    fn the_grid_covers_every_tile() {
+    fn params_count_the_tiles_and_strides() {
         let p = Problem::new(257, 130, 64, Layout::Kn, DType::F32).unwrap();
         let k = GemmParams::new(&p, &Tile::family(DType::F32), (0, 0, 0, 0), Ctl::default());
-        assert_eq!((k.tiles_m, k.tiles_n, k.grid()), (3, 2, 6));
+        assert_eq!((k.tiles_m, k.tiles_n), (3, 2));
         assert_eq!((k.lda, k.ldb, k.ldc), (64, 130, 130));
+    }
+
+    #[test]
+    fn a_cluster_splits_b_and_c_is_stored_in_swizzled_boxes() {
+        let nk = Problem::new(4096, 4096, 256, Layout::Nk, DType::Bf16).unwrap();
+        let shape = GemmShape {
+            cluster: 2,
+            ..GemmShape::plain(Tile::hopper(true))
+        };
+        let (_, b) = tensor_maps(&nk, &shape, (1 << 20, 1 << 24), None);
+        assert_eq!(
+            b.box_dims,
+            vec![64, 128],
+            "each CTA loads half of B's slice"
+        );
+        let c = store_map(&nk, 1 << 28);
+        assert_eq!(
+            (c.dims.clone(), c.box_dims.clone()),
+            (vec![4096, 4096], vec![64, 64])
+        );
+        assert_eq!(c.box_bytes(), 64 * 128, "a box is one staging buffer");
+        assert!(c.validate().is_ok());
     }
 }

@@ -20,57 +20,144 @@ impl Tile {
 }
 
 /// The steps of the Hopper ladder as built, in order: what each adds over the one before.
-pub const LADDER: [&str; 3] = [
+pub const LADDER: [&str; 5] = [
     "TMA + wgmma, one consumer warpgroup",
     "warp-specialised: a producer warpgroup hands registers to two consumers",
     "persistent: one block per SM walks tiles",
+    "2-CTA clusters: B's slices multicast to both CTAs",
+    "TMA-store epilogue: C staged in shared memory, stored by TMA",
 ];
 
-/// The ladder step (an index into `LADDER`) a variant of this name stands on, if it is a Hopper
-/// variant: names are made in `GemmVariant::hopper`.
-pub fn ladder_step(name: &str) -> Option<usize> {
-    let rest = name.strip_prefix("tma-wgmma-")?;
-    Some(match rest {
-        r if r.starts_with("ws-persist-") => 2,
-        r if r.starts_with("ws-") => 1,
-        r if r.starts_with('s') => 0,
-        _ => return None,
+/// The ladder step (an index into `LADDER`) a Hopper variant stands on: the last of the steps
+/// it is built with.
+pub fn ladder_step(v: &GemmVariant) -> Option<usize> {
+    let s = &v.shape;
+    s.tile.wgmma.then(|| {
+        [
+            true,
+            v.warp_specialized,
+            s.persistent,
+            s.cluster > 1,
+            s.tma_store,
+        ]
+        .iter()
+        .rposition(|&on| on)
+        .unwrap_or(0)
     })
 }
 
-/// A Hopper variant: TMA boxes into an mbarrier ring feeding wgmma; with `ws`, a producer
-/// warpgroup hands its registers to two consumer warpgroups. `persistent`: as many blocks as fit
-/// on the GPU at once, each walking tiles, so the producer loads the next tile's slices while the
-/// consumers store the last one.
-pub(super) fn variant(stages: u32, ws: bool, persistent: bool) -> GemmVariant {
+/// What a Hopper variant is built with beyond TMA + wgmma on one consumer warpgroup: `ws`, a
+/// producer warpgroup handing its registers to two consumer warpgroups; `persistent`, as many
+/// blocks as fit on the GPU at once, each walking tiles, so the producer loads the next tile's
+/// slices while the consumers store the last; `multicast`, clusters of two CTAs on vertically
+/// adjacent tiles, each loading half of their common B slice and multicasting it to both;
+/// `tma_store`, C staged in shared memory and stored by TMA while the next part is staged.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Build {
+    pub ws: bool,
+    pub persistent: bool,
+    pub multicast: bool,
+    pub tma_store: bool,
+}
+
+impl Build {
+    pub const PLAIN: Build = Build {
+        ws: false,
+        persistent: false,
+        multicast: false,
+        tma_store: false,
+    };
+    pub const WS: Build = Build {
+        ws: true,
+        ..Build::PLAIN
+    };
+}
+
+/// A Hopper variant: TMA boxes into an mbarrier ring feeding wgmma, built with `b`.
+pub(super) fn variant(stages: u32, b: Build) -> GemmVariant {
+    let flag = |on: bool, text: &'static str| if on { text } else { "" };
     let name = format!(
-        "tma-wgmma{}{}-s{stages}",
-        if ws { "-ws" } else { "" },
-        if persistent { "-persist" } else { "" }
+        "tma-wgmma{}{}{}{}-s{stages}",
+        flag(b.ws, "-ws"),
+        flag(b.persistent, "-persist"),
+        flag(b.multicast, "-mc2"),
+        flag(b.tma_store, "-st"),
     );
     Variant {
         name,
-        ..Pipe::ring(Mechanism::Tma, stages, ws).shaped(GemmShape {
-            tile: Tile::hopper(ws),
-            persistent,
+        ..Pipe::ring(Mechanism::Tma, stages, b.ws).shaped(GemmShape {
+            tile: Tile::hopper(b.ws),
+            persistent: b.persistent,
+            cluster: if b.multicast { 2 } else { 1 },
+            tma_store: b.tma_store,
         })
     }
 }
 
-/// Broken Hopper pipelines, each on two stages (a released slot is refilled at once).
+/// The Hopper variants of a 16-bit catalogue: the plain ring at 2..6 stages, warp-specialised at
+/// 2..4, persistent at 3 and 4, and the cluster and TMA-store rungs at 4.
+pub(super) fn catalogue() -> Vec<GemmVariant> {
+    let persistent = Build {
+        persistent: true,
+        ..Build::WS
+    };
+    let rungs = [
+        Build {
+            multicast: true,
+            ..Build::WS
+        },
+        Build {
+            tma_store: true,
+            ..Build::WS
+        },
+        Build {
+            multicast: true,
+            tma_store: true,
+            ..Build::WS
+        },
+        Build {
+            multicast: true,
+            ..persistent
+        },
+        Build {
+            multicast: true,
+            tma_store: true,
+            ..persistent
+        },
+    ];
+    (2..=6)
+        .map(|s| variant(s, Build::PLAIN))
+        .chain((2..=4).map(|s| variant(s, Build::WS)))
+        .chain((3..=4).map(|s| variant(s, persistent)))
+        .chain(rungs.map(|b| variant(4, b)))
+        .collect()
+}
+
+/// Broken Hopper pipelines: the ring's on two stages (a released slot is refilled at once), the
+/// cluster's and the TMA store's on their correct twins' four.
 pub(super) fn controls() -> Vec<GemmVariant> {
     use Control::*;
+    let multicast = Build {
+        multicast: true,
+        ..Build::WS
+    };
+    let staged = Build {
+        tma_store: true,
+        ..Build::WS
+    };
     [
-        (false, WrongParity, "ctl-tma-wrong-parity"),
-        (false, SkipWait, "ctl-tma-skip-wait"),
-        (false, TxShort, "ctl-tma-tx-short"),
-        (false, TxLong, "ctl-tma-tx-long"),
-        (false, WrongStride, "ctl-tma-wrong-stride"),
-        (false, WrongBox, "ctl-tma-wrong-box"),
-        (true, EarlyRelease, "ctl-tma-ws-early-release"),
+        (2, Build::PLAIN, WrongParity, "ctl-tma-wrong-parity"),
+        (2, Build::PLAIN, SkipWait, "ctl-tma-skip-wait"),
+        (2, Build::PLAIN, TxShort, "ctl-tma-tx-short"),
+        (2, Build::PLAIN, TxLong, "ctl-tma-tx-long"),
+        (2, Build::PLAIN, WrongStride, "ctl-tma-wrong-stride"),
+        (2, Build::PLAIN, WrongBox, "ctl-tma-wrong-box"),
+        (2, Build::WS, EarlyRelease, "ctl-tma-ws-early-release"),
+        (4, multicast, ReleaseLocal, "ctl-tma-mc2-release-local"),
+        (4, staged, StoreUnfenced, "ctl-tma-st-unfenced"),
     ]
     .into_iter()
-    .map(|(ws, c, name)| Variant::control(variant(2, ws, false), c, name))
+    .map(|(s, b, c, name)| Variant::control(variant(s, b), c, name))
     .collect()
 }
 
@@ -97,17 +184,23 @@ mod tests {
 
     #[test]
     fn every_hopper_variant_stands_on_a_ladder_step_and_no_other_does() {
+        let mut steps = std::collections::BTreeSet::new();
         for dt in DType::ALL {
             for v in super::super::catalogue::catalogue(dt) {
-                let step = ladder_step(&v.name);
+                let step = ladder_step(&v);
                 assert_eq!(step.is_some(), v.shape.tile.wgmma, "{}", v.name);
                 if let Some(s) = step {
-                    assert_eq!(s == 1 || s == 2, v.warp_specialized, "{}", v.name);
-                    assert_eq!(s == 2, v.shape.persistent, "{}", v.name);
+                    steps.insert(s);
+                    assert_eq!(s >= 1, v.warp_specialized, "{}", v.name);
+                    assert_eq!(s == 3, v.name.contains("-mc2") && !v.name.contains("-st"));
+                    assert_eq!(s == 4, v.shape.tma_store, "{}", v.name);
+                    assert_eq!(v.name.contains("-mc2"), v.shape.cluster == 2);
                 }
             }
         }
-        assert_eq!(ladder_step("ctl-tma-wrong-parity"), None);
+        assert_eq!(steps.len(), LADDER.len(), "every step is built");
+        let plain = super::super::catalogue::catalogue(DType::F32).remove(0);
+        assert_eq!(ladder_step(&plain), None);
     }
     use super::super::catalogue::{can_implement, completion, defines, dynamic_smem, fit, threads};
     use crate::dtype::DType;
@@ -126,7 +219,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.shape.tile.wgmma)
             .collect();
-        assert_eq!(hopper.len(), 10);
+        assert_eq!(hopper.len(), 15);
         for v in &hopper {
             assert_eq!(
                 v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
@@ -152,6 +245,8 @@ mod tests {
                 d.contains(&"-DPERSISTENT=1".to_string()),
                 v.shape.persistent
             );
+            assert_eq!(d.contains(&"-DCLUSTER=2".to_string()), v.shape.cluster == 2);
+            assert_eq!(d.contains(&"-DTMA_STORE=1".to_string()), v.shape.tma_store);
             assert_eq!(fit(v, &[&p]), *v, "a box has no copy width to narrow");
         }
         let odd = Problem::new(64, 64, 1001, Layout::Nk, DType::Bf16).unwrap();
@@ -178,6 +273,6 @@ mod tests {
         }
         assert_eq!(super::super::catalogue::controls(DType::F32).len(), 7);
         assert_eq!(super::super::catalogue::controls(DType::F16).len(), 7);
-        assert_eq!(super::super::catalogue::controls(DType::Bf16).len(), 14);
+        assert_eq!(super::super::catalogue::controls(DType::Bf16).len(), 16);
     }
 }

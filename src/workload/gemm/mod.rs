@@ -155,6 +155,7 @@ impl Workload for Gemm {
         Build {
             defines: catalogue::defines(v, p, instrument),
             arch_specific: v.shape.tile.wgmma,
+            cluster: v.shape.cluster,
             threads: catalogue::threads(v),
             dynamic_smem: catalogue::dynamic_smem(v, p),
         }
@@ -191,7 +192,7 @@ impl Workload for Gemm {
                 claimed: "wgmma issued back to back".into(),
                 emitted: warning,
             },
-            None => evidence::math_attestation(census, p.dtype, v.shape.tile.wgmma),
+            None => evidence::math_attestation(census, p.dtype, &v.shape),
         })
     }
 
@@ -231,14 +232,16 @@ impl Workload for Gemm {
     }
 
     /// A block per tile of C, or for a persistent variant as many as are resident at once (never
-    /// more than the tiles).
+    /// more than the tiles); in whole clusters, a cluster's CTAs on vertically adjacent tiles (a
+    /// CTA past M where the tile rows are odd).
     fn grid(&self, v: &GemmVariant, p: &Problem, _grid: Grid, resident: u32) -> u32 {
-        let t = &v.shape.tile;
-        let tiles = (p.m.div_ceil(t.bm as usize) * p.n.div_ceil(t.bn as usize)) as u32;
-        match v.shape.persistent {
-            true => tiles.min(resident.max(1)),
+        let (t, c) = (&v.shape.tile, v.shape.cluster.max(1));
+        let tiles = (p.m.div_ceil((c * t.bm) as usize) * p.n.div_ceil(t.bn as usize)) as u32;
+        let clusters = match v.shape.persistent {
+            true => tiles.min((resident / c).max(1)),
             false => tiles,
-        }
+        };
+        clusters * c
     }
 
     fn judge(&self, out: &[u8], x: &Inputs, refs: Refs) -> Vec<Verdict> {
@@ -362,7 +365,13 @@ impl Workload for Gemm {
             ("regprefetch", _) => all[1].clone(),
             (m, s) => match Mechanism::pipelined(m)? {
                 (Mechanism::Cpasync, _) => tile::on_tile(Pipe::cpasync(s, 16), fam, false),
-                (Mechanism::Tma, ws) if hopper => hopper::variant(s, ws, false),
+                (Mechanism::Tma, ws) if hopper => hopper::variant(
+                    s,
+                    hopper::Build {
+                        ws,
+                        ..hopper::Build::PLAIN
+                    },
+                ),
                 _ => return None,
             },
         })
@@ -390,10 +399,11 @@ impl Workload for Gemm {
         Ok(*largest)
     }
 
-    /// A tile of C per block (or, persistent, every grid-th), a step per K slice.
+    /// A tile of C per block (or, persistent, every grid-th; a cluster's blocks on whole pairs of
+    /// tile rows), a step per K slice.
     fn walk(&self, v: &GemmVariant, p: &Problem) -> (u64, u64) {
-        let t = &v.shape.tile;
-        let tiles = p.m.div_ceil(t.bm as usize) * p.n.div_ceil(t.bn as usize);
+        let (t, c) = (&v.shape.tile, v.shape.cluster as usize);
+        let tiles = p.m.div_ceil(c * t.bm as usize) * c * p.n.div_ceil(t.bn as usize);
         (tiles as u64, p.k.div_ceil(t.bk as usize) as u64)
     }
 
@@ -402,7 +412,7 @@ impl Workload for Gemm {
     }
 
     fn ladder_step(&self, v: &GemmVariant) -> Option<usize> {
-        hopper::ladder_step(&v.name)
+        hopper::ladder_step(v)
     }
 
     fn timing_note(&self) -> Option<&'static str> {

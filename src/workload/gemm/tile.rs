@@ -95,13 +95,34 @@ impl Tile {
     }
 }
 
-/// A GEMM variant's shape: the block tile it moves slices for, and whether a block per SM walks
-/// many tiles (persistent) or each block computes one.
+/// A GEMM variant's shape: the block tile it moves slices for, whether a block per SM walks many
+/// tiles (persistent) or each block computes one, the CTAs of a cluster that share B's slices by
+/// TMA multicast (1: none), and whether C leaves through shared memory by TMA stores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GemmShape {
     pub tile: Tile,
     #[serde(default)]
     pub persistent: bool,
+    #[serde(default = "one")]
+    pub cluster: u32,
+    #[serde(default)]
+    pub tma_store: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl GemmShape {
+    /// A block tile computed one tile per block, no cluster, C stored from registers.
+    pub fn plain(tile: Tile) -> GemmShape {
+        GemmShape {
+            tile,
+            persistent: false,
+            cluster: 1,
+            tma_store: false,
+        }
+    }
 }
 
 pub type GemmVariant = Variant<GemmShape>;
@@ -114,10 +135,7 @@ pub fn on_tile(pipe: Pipe, tile: Tile, tuned: bool) -> GemmVariant {
     };
     Variant {
         name,
-        ..pipe.shaped(GemmShape {
-            tile,
-            persistent: false,
-        })
+        ..pipe.shaped(GemmShape::plain(tile))
     }
 }
 

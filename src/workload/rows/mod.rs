@@ -235,6 +235,7 @@ impl Workload for Rows {
         Build {
             defines,
             arch_specific: false,
+            cluster: 1,
             threads: catalogue::threads(v, &cfg),
             dynamic_smem: catalogue::dynamic_smem(v, &cfg),
         }
