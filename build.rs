@@ -1,4 +1,5 @@
-//! Says at build time which of the tools some tests need can be found, so that a test that cannot
+//! Names the commit the binary is built from (`TILEPIPE_VERSION`, "0.1.0 (930eb83)": build/commit.rs),
+//! and says which of the tools some tests need can be found, so that a test that cannot
 //! run here is ignored with the reason in `cargo test`'s own summary rather than passing quietly:
 //! NVRTC and the CUDA headers (`nvrtc_found`: CUDA_HOME, CUDA_PATH, /usr/local/cuda,
 //! LD_LIBRARY_PATH, as `Toolchain::discover` and the NVRTC loader look), nvdisasm and cuobjdump
@@ -6,9 +7,25 @@
 //! /usr/bin). TILEPIPE_REQUIRE_NVRTC and TILEPIPE_REQUIRE_BROWSER (CI) keep their tests in, where
 //! a missing tool fails them.
 
+#[path = "build/commit.rs"]
+mod commit;
+
 use std::path::PathBuf;
 
 fn main() {
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    println!(
+        "cargo::rustc-env=TILEPIPE_VERSION={} ({})",
+        env!("CARGO_PKG_VERSION"),
+        commit::describe(&root)
+    );
+    for path in commit::SOURCES
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(commit::git_files(&root))
+    {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
     for var in [
         "CUDA_HOME",
         "CUDA_PATH",
