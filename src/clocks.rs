@@ -90,27 +90,47 @@ pub fn assess(samples: &[ClockSample]) -> Option<String> {
     ))
 }
 
+/// "lo..hi" of `f` over `all`, or one number where it held.
+fn range(all: &[&ClockSample], f: fn(&ClockSample) -> f64) -> String {
+    let lo = all.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
+    let hi = all.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        format!("{lo:.0}")
+    } else {
+        format!("{lo:.0}..{hi:.0}")
+    }
+}
+
+/// "SM 1575..1980 MHz, memory 3201 MHz (throttled: sw_power_cap)" over every reading, the
+/// throttle reasons seen in brackets; None without readings.
+pub fn span<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<String> {
+    let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
+    let reasons = reasons_seen(all.iter().copied());
+    (!all.is_empty()).then(|| {
+        format!(
+            "SM {} MHz, memory {} MHz{}",
+            range(&all, |s| f64::from(s.sm_mhz)),
+            range(&all, |s| f64::from(s.mem_mhz)),
+            match reasons.is_empty() {
+                true => String::new(),
+                false => format!(" (throttled: {})", reasons.join(", ")),
+            }
+        )
+    })
+}
+
 /// One line over every reading of a run: the range of each quantity and the reasons seen.
 pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<String> {
     let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
-    let range = |f: fn(&ClockSample) -> f64| {
-        let lo = all.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
-        let hi = all.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
-        if lo == hi {
-            format!("{lo:.0}")
-        } else {
-            format!("{lo:.0}..{hi:.0}")
-        }
-    };
     let reasons = reasons_seen(all.iter().copied());
     (!all.is_empty()).then(|| {
         format!(
             "clocks (NVML, {} readings between timed batches): SM {} MHz, memory {} MHz, {} C, {} W; throttle reasons seen: {}",
             all.len(),
-            range(|s| f64::from(s.sm_mhz)),
-            range(|s| f64::from(s.mem_mhz)),
-            range(|s| f64::from(s.temp_c)),
-            range(|s| s.power_w),
+            range(&all, |s| f64::from(s.sm_mhz)),
+            range(&all, |s| f64::from(s.mem_mhz)),
+            range(&all, |s| f64::from(s.temp_c)),
+            range(&all, |s| s.power_w),
             if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }
         )
     })

@@ -165,7 +165,7 @@ fn compare_refuses_another_problem_or_gpu_unless_forced() {
     let text = String::from_utf8(forced.stdout).unwrap();
     assert!(text.contains("warning: different GPUs"), "{text}");
     assert!(
-        text.contains(&format!("NEW: {}, made ", new.display())),
+        text.contains(&format!("NEW: {}: tilepipe ", new.display())),
         "{text}"
     );
 }

@@ -33,8 +33,8 @@ pub fn render(c: &Comparison) -> String {
         html! {
             li {
                 (role) ": "
-                @if !r.file.is_empty() { code { (r.file) } ", made " }
-                (r.created()) ", " (r.device) ", " (r.reference_label()) ", " (r.workload) ", tilepipe " (r.tilepipe_version)
+                @if !r.file.is_empty() { code { (r.file) } ": " }
+                (r.describe())
             }
         }
     };
