@@ -43,6 +43,17 @@ impl ClockTrace {
     }
 }
 
+/// Whether SM clocks of `lo` and `hi` MHz lie more than CLOCK_TOLERANCE apart.
+fn apart(lo: u32, hi: u32) -> bool {
+    hi > 0 && f64::from(hi - lo) / f64::from(hi) > CLOCK_TOLERANCE
+}
+
+/// The lowest and highest SM clock of a measurement whose SM clock moved by more than
+/// CLOCK_TOLERANCE; None where it held.
+pub fn sm_moved(t: &ClockTrace) -> Option<(u32, u32)> {
+    t.sm_range().filter(|&(lo, hi)| apart(lo, hi))
+}
+
 /// Why two measurements' ratio is not a comparison at one clock, if it is not: either one's SM
 /// clock moved during it (a GPU at its power cap slows a kernel timed long enough), or the two ran
 /// at SM clocks more than CLOCK_TOLERANCE apart. `who`: how the first is named.
@@ -50,7 +61,6 @@ pub fn unmatched(who: &str, a: &ClockTrace, b: &ClockTrace) -> Option<String> {
     let (Some((alo, ahi)), Some((blo, bhi))) = (a.sm_range(), b.sm_range()) else {
         return Some("no clock readings to match".into());
     };
-    let apart = |lo: u32, hi: u32| hi > 0 && f64::from(hi - lo) / f64::from(hi) > CLOCK_TOLERANCE;
     let span = |lo: u32, hi: u32| match lo == hi {
         true => format!("{lo} MHz"),
         false => format!("{lo}..{hi} MHz"),

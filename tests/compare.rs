@@ -418,8 +418,8 @@ fn each_side_is_named_by_its_file_commit_date_gpu_and_clocks() {
     );
     // a run without clock readings says so
     let mut unread = after();
-    for v in &mut unread.variants {
-        v.timing.as_mut().map(|t| t.clocks = None);
+    for t in unread.variants.iter_mut().filter_map(|v| v.timing.as_mut()) {
+        t.clocks = None;
     }
     let c = compare(&before(), &unread, 5.0);
     assert!(render::terminal(&c).contains("on NVIDIA H200 at clocks not read;"));
