@@ -117,7 +117,7 @@ pub fn bar_chart(c: &Chart, bars: &[Bar]) -> Result<String, String> {
     let x_desc = match (&c.axis, x.start) {
         (Axis::Values { .. }, from) if from > 0.0 => {
             let d = digits(x.end - x.start);
-            format!("{}; the axis starts at {from:.d$}, not 0", c.x_desc)
+            format!("{} (axis from {from:.d$})", c.x_desc)
         }
         _ => c.x_desc.to_string(),
     };
@@ -254,7 +254,7 @@ pub fn against_ceiling<P>(r: &RunResults<P>) -> Result<String, String> {
             bar_chart(
                 &Chart {
                     title: TITLE,
-                    x_desc: "GB/s: bytes moved (read + written) / median device time",
+                    x_desc: "GB/s: bytes read + written / median device time",
                     classes: &classes,
                     axis: Axis::Values { line },
                 },
@@ -297,7 +297,7 @@ pub fn against_ceiling<P>(r: &RunResults<P>) -> Result<String, String> {
                 &Chart {
                     title: VENDOR_TITLE,
                     x_desc: &format!(
-                        "TFLOP/s over {}'s in this run (median device times; * at unequal clocks)",
+                        "TFLOP/s over {}'s in this run (* at unequal clocks)",
                         v.name
                     ),
                     classes: &classes,
@@ -334,7 +334,7 @@ pub fn against_ceiling<P>(r: &RunResults<P>) -> Result<String, String> {
             bar_chart(
                 &Chart {
                     title: TFLOPS_TITLE,
-                    x_desc: "TFLOP/s: floating-point operations / median device time",
+                    x_desc: "TFLOP/s: FLOPs / median device time",
                     classes: &classes,
                     axis: Axis::Values { line: None },
                 },
@@ -401,7 +401,7 @@ mod tests {
             ticks.len() >= 3 && ticks.iter().all(|&t| t > 3800.0),
             "{ticks:?}"
         );
-        assert!(svg.contains("the axis starts at "));
+        assert!(svg.contains("GB/s (axis from "));
         assert!(svg.contains("<g class=\"legend\">") && !svg.contains("class=\"band\""));
     }
 

@@ -97,6 +97,7 @@ pub fn bars<'a, 'b>(
         .map_err(|e| e.to_string())?;
     let (top, plot) = body.split_vertically(f.legend_height());
     let mut chart = ChartBuilder::on(&plot)
+        .margin_left(8)
         .margin_right(16)
         .x_label_area_size(Frame::AXIS)
         .y_label_area_size(f.label_width)

@@ -81,7 +81,7 @@ pub fn render(variants: &[(String, Vec<BlockTrace>)], title: &str) -> Result<Str
     });
     let frame = Frame {
         title,
-        x_desc: "microseconds from the variant's first recorded event (%globaltimer)",
+        x_desc: "microseconds from the variant's first event (%globaltimer)",
         y_desc: "variant, sampled block (b), role",
         x: 0.0..tmax * 1.02,
         x_digits: if tmax >= 50.0 { 0 } else { 1 },

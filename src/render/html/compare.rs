@@ -47,7 +47,7 @@ fn chart(c: &Comparison) -> Result<String, String> {
     bar_chart(
         &Chart {
             title: CHART_TITLE,
-            x_desc: "NEW median / BASE median (device time; * a side's clocks moved)",
+            x_desc: "NEW / BASE median device time (* a side's clocks moved)",
             classes: &classes,
             axis: Axis::Ratio {
                 one: "BASE (ratio 1)".into(),

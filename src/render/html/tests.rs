@@ -37,7 +37,7 @@ fn every_plot_has_a_legend_a_title_and_axis_units() {
     assert_eq!(page.matches("<g class=\"legend\">").count(), plots);
     for text in [
         chart::TITLE,
-        "GB/s: bytes moved",
+        "GB/s: bytes read + written",
         "copy ceiling: cuMemcpyDtoD in this run, 4262 GB/s",
         timeline::TITLE,
         "microseconds from",
