@@ -111,39 +111,53 @@ fn range(all: &[&ClockSample], f: fn(&ClockSample) -> f64) -> String {
     }
 }
 
+/// Every reading of `traces` and the throttle reasons seen in them; None without readings.
+fn readings<'a>(
+    traces: impl IntoIterator<Item = &'a ClockTrace>,
+) -> Option<(Vec<&'a ClockSample>, Vec<&'a str>)> {
+    let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
+    let reasons = reasons_seen(all.iter().copied());
+    (!all.is_empty()).then_some((all, reasons))
+}
+
+/// "SM 1575..1980 MHz, memory 3201 MHz" over `all`.
+fn sm_and_memory(all: &[&ClockSample]) -> String {
+    format!(
+        "SM {} MHz, memory {} MHz",
+        range(all, |s| f64::from(s.sm_mhz)),
+        range(all, |s| f64::from(s.mem_mhz))
+    )
+}
+
 /// "SM 1575..1980 MHz, memory 3201 MHz (throttled: sw_power_cap)" over every reading, the
 /// throttle reasons seen in brackets; None without readings.
 pub fn span<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<String> {
-    let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
-    let reasons = reasons_seen(all.iter().copied());
-    (!all.is_empty()).then(|| {
-        format!(
-            "SM {} MHz, memory {} MHz{}",
-            range(&all, |s| f64::from(s.sm_mhz)),
-            range(&all, |s| f64::from(s.mem_mhz)),
-            match reasons.is_empty() {
-                true => String::new(),
-                false => format!(" (throttled: {})", reasons.join(", ")),
-            }
-        )
+    let (all, reasons) = readings(traces)?;
+    Some(match reasons.is_empty() {
+        true => sm_and_memory(&all),
+        false => format!(
+            "{} (throttled: {})",
+            sm_and_memory(&all),
+            reasons.join(", ")
+        ),
     })
 }
 
 /// One line over every reading of a run: the range of each quantity and the reasons seen.
 pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<String> {
-    let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
-    let reasons = reasons_seen(all.iter().copied());
-    (!all.is_empty()).then(|| {
-        format!(
-            "clocks (NVML, {} readings between timed batches): SM {} MHz, memory {} MHz, {} C, {} W; throttle reasons seen: {}",
-            all.len(),
-            range(&all, |s| f64::from(s.sm_mhz)),
-            range(&all, |s| f64::from(s.mem_mhz)),
-            range(&all, |s| f64::from(s.temp_c)),
-            range(&all, |s| s.power_w),
-            if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }
-        )
-    })
+    let (all, reasons) = readings(traces)?;
+    Some(format!(
+        "clocks (NVML, {} readings between timed batches): {}, {} C, {} W; throttle reasons seen: {}",
+        all.len(),
+        sm_and_memory(&all),
+        range(&all, |s| f64::from(s.temp_c)),
+        range(&all, |s| s.power_w),
+        if reasons.is_empty() {
+            "none".to_string()
+        } else {
+            reasons.join(", ")
+        }
+    ))
 }
 
 /// Every throttle reason named in the readings, once each, sorted.
