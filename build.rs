@@ -1,14 +1,33 @@
-//! Says at build time which of the tools some tests need can be found, so that a test that cannot
+//! Names the commit the binary is built from (`TILEPIPE_VERSION`, "0.1.0 (930eb83)": build/commit.rs),
+//! and says which of the tools some tests need can be found, so that a test that cannot
 //! run here is ignored with the reason in `cargo test`'s own summary rather than passing quietly:
 //! NVRTC and the CUDA headers (`nvrtc_found`: CUDA_HOME, CUDA_PATH, /usr/local/cuda,
 //! LD_LIBRARY_PATH, as `Toolchain::discover` and the NVRTC loader look), nvdisasm and cuobjdump
-//! (`disassemblers_found`: those roots' bin/ and PATH) and Chromium (`chromium_found`: PATH and
-//! /usr/bin). TILEPIPE_REQUIRE_NVRTC and TILEPIPE_REQUIRE_BROWSER (CI) keep their tests in, where
-//! a missing tool fails them.
+//! (`disassemblers_found`: those roots' bin/ and PATH), the CUDA runtime library beside the
+//! headers (`cudart_found`: a library without device code), Chromium (`chromium_found`: PATH and
+//! /usr/bin) and a binary of someone else's to inspect (`inspect_binary_given`:
+//! TILEPIPE_INSPECT_BINARY). TILEPIPE_REQUIRE_NVRTC and TILEPIPE_REQUIRE_BROWSER (CI) keep their
+//! tests in, where a missing tool fails them.
+
+#[path = "build/commit.rs"]
+mod commit;
 
 use std::path::PathBuf;
 
 fn main() {
+    let root = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets it"));
+    println!(
+        "cargo::rustc-env=TILEPIPE_VERSION={} ({})",
+        env!("CARGO_PKG_VERSION"),
+        commit::describe(&root)
+    );
+    for path in commit::SOURCES
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(commit::git_files(&root))
+    {
+        println!("cargo::rerun-if-changed={}", path.display());
+    }
     for var in [
         "CUDA_HOME",
         "CUDA_PATH",
@@ -16,10 +35,17 @@ fn main() {
         "PATH",
         "TILEPIPE_REQUIRE_NVRTC",
         "TILEPIPE_REQUIRE_BROWSER",
+        "TILEPIPE_INSPECT_BINARY",
     ] {
         println!("cargo::rerun-if-env-changed={var}");
     }
-    for cfg in ["nvrtc_found", "disassemblers_found", "chromium_found"] {
+    for cfg in [
+        "nvrtc_found",
+        "disassemblers_found",
+        "cudart_found",
+        "chromium_found",
+        "inspect_binary_given",
+    ] {
         println!("cargo::rustc-check-cfg=cfg({cfg})");
     }
     let required = |var: &str| std::env::var_os(var).is_some();
@@ -47,6 +73,15 @@ fn main() {
     });
     if (headers && nvrtc) || required("TILEPIPE_REQUIRE_NVRTC") {
         println!("cargo::rustc-cfg=nvrtc_found");
+    }
+    let cudart = roots.iter().any(|r| {
+        r.join("include/cuda_fp16.h").is_file() && r.join("lib/libcudart.so.13").is_file()
+    });
+    if cudart || required("TILEPIPE_REQUIRE_NVRTC") {
+        println!("cargo::rustc-cfg=cudart_found");
+    }
+    if required("TILEPIPE_INSPECT_BINARY") {
+        println!("cargo::rustc-cfg=inspect_binary_given");
     }
     let path: Vec<PathBuf> = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect())

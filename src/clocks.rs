@@ -43,6 +43,17 @@ impl ClockTrace {
     }
 }
 
+/// Whether SM clocks of `lo` and `hi` MHz lie more than CLOCK_TOLERANCE apart.
+fn apart(lo: u32, hi: u32) -> bool {
+    hi > 0 && f64::from(hi - lo) / f64::from(hi) > CLOCK_TOLERANCE
+}
+
+/// The lowest and highest SM clock of a measurement whose SM clock moved by more than
+/// CLOCK_TOLERANCE; None where it held.
+pub fn sm_moved(t: &ClockTrace) -> Option<(u32, u32)> {
+    t.sm_range().filter(|&(lo, hi)| apart(lo, hi))
+}
+
 /// Why two measurements' ratio is not a comparison at one clock, if it is not: either one's SM
 /// clock moved during it (a GPU at its power cap slows a kernel timed long enough), or the two ran
 /// at SM clocks more than CLOCK_TOLERANCE apart. `who`: how the first is named.
@@ -50,7 +61,6 @@ pub fn unmatched(who: &str, a: &ClockTrace, b: &ClockTrace) -> Option<String> {
     let (Some((alo, ahi)), Some((blo, bhi))) = (a.sm_range(), b.sm_range()) else {
         return Some("no clock readings to match".into());
     };
-    let apart = |lo: u32, hi: u32| hi > 0 && f64::from(hi - lo) / f64::from(hi) > CLOCK_TOLERANCE;
     let span = |lo: u32, hi: u32| match lo == hi {
         true => format!("{lo} MHz"),
         false => format!("{lo}..{hi} MHz"),
@@ -90,30 +100,64 @@ pub fn assess(samples: &[ClockSample]) -> Option<String> {
     ))
 }
 
+/// "lo..hi" of `f` over `all`, or one number where it held.
+fn range(all: &[&ClockSample], f: fn(&ClockSample) -> f64) -> String {
+    let lo = all.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
+    let hi = all.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
+    if lo == hi {
+        format!("{lo:.0}")
+    } else {
+        format!("{lo:.0}..{hi:.0}")
+    }
+}
+
+/// Every reading of `traces` and the throttle reasons seen in them; None without readings.
+fn readings<'a>(
+    traces: impl IntoIterator<Item = &'a ClockTrace>,
+) -> Option<(Vec<&'a ClockSample>, Vec<&'a str>)> {
+    let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
+    let reasons = reasons_seen(all.iter().copied());
+    (!all.is_empty()).then_some((all, reasons))
+}
+
+/// "SM 1575..1980 MHz, memory 3201 MHz" over `all`.
+fn sm_and_memory(all: &[&ClockSample]) -> String {
+    format!(
+        "SM {} MHz, memory {} MHz",
+        range(all, |s| f64::from(s.sm_mhz)),
+        range(all, |s| f64::from(s.mem_mhz))
+    )
+}
+
+/// "SM 1575..1980 MHz, memory 3201 MHz (throttled: sw_power_cap)" over every reading, the
+/// throttle reasons seen in brackets; None without readings.
+pub fn span<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<String> {
+    let (all, reasons) = readings(traces)?;
+    Some(match reasons.is_empty() {
+        true => sm_and_memory(&all),
+        false => format!(
+            "{} (throttled: {})",
+            sm_and_memory(&all),
+            reasons.join(", ")
+        ),
+    })
+}
+
 /// One line over every reading of a run: the range of each quantity and the reasons seen.
 pub fn summary<'a>(traces: impl IntoIterator<Item = &'a ClockTrace>) -> Option<String> {
-    let all: Vec<&ClockSample> = traces.into_iter().flat_map(|t| &t.samples).collect();
-    let range = |f: fn(&ClockSample) -> f64| {
-        let lo = all.iter().map(|s| f(s)).fold(f64::INFINITY, f64::min);
-        let hi = all.iter().map(|s| f(s)).fold(f64::NEG_INFINITY, f64::max);
-        if lo == hi {
-            format!("{lo:.0}")
+    let (all, reasons) = readings(traces)?;
+    Some(format!(
+        "clocks (NVML, {} readings between timed batches): {}, {} C, {} W; throttle reasons seen: {}",
+        all.len(),
+        sm_and_memory(&all),
+        range(&all, |s| f64::from(s.temp_c)),
+        range(&all, |s| s.power_w),
+        if reasons.is_empty() {
+            "none".to_string()
         } else {
-            format!("{lo:.0}..{hi:.0}")
+            reasons.join(", ")
         }
-    };
-    let reasons = reasons_seen(all.iter().copied());
-    (!all.is_empty()).then(|| {
-        format!(
-            "clocks (NVML, {} readings between timed batches): SM {} MHz, memory {} MHz, {} C, {} W; throttle reasons seen: {}",
-            all.len(),
-            range(|s| f64::from(s.sm_mhz)),
-            range(|s| f64::from(s.mem_mhz)),
-            range(|s| f64::from(s.temp_c)),
-            range(|s| s.power_w),
-            if reasons.is_empty() { "none".to_string() } else { reasons.join(", ") }
-        )
-    })
+    ))
 }
 
 /// Every throttle reason named in the readings, once each, sorted.

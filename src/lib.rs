@@ -34,3 +34,7 @@ pub mod verdict;
 pub mod workload;
 
 pub use error::{Error, Result};
+
+/// The package version and the commit it was built from: "0.1.0 (930eb83)", with "+changes"
+/// when the built sources differed from that commit, "unknown" when built outside a checkout.
+pub const VERSION: &str = env!("TILEPIPE_VERSION");

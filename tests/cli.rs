@@ -4,8 +4,11 @@
 
 #[path = "common/bin.rs"]
 mod bin;
+#[path = "../build/commit.rs"]
+mod commit;
 
 use bin::{assert_says, fixture, refuses, stderr_of, tilepipe};
+use std::path::Path;
 
 #[test]
 fn run_without_a_usable_gpu_is_one_clear_line() {
@@ -423,11 +426,15 @@ fn every_argument_is_judged_before_the_gpu_opens() {
 }
 
 #[test]
+#[cfg_attr(
+    not(target_os = "linux"),
+    ignore = "host memory is read from Linux's /proc/meminfo"
+)]
 fn a_view_larger_than_host_memory_is_refused_with_the_bytes() {
-    if tilepipe::meminfo::available().is_none() {
-        eprintln!("skipped: /proc/meminfo has no MemAvailable here");
-        return;
-    }
+    assert!(
+        tilepipe::meminfo::available().is_some(),
+        "/proc/meminfo has no MemAvailable (Linux has had it since 3.14)"
+    );
     // 2^31 - 1 rows of 128 KiB: 256 TiB in, twice that out
     let err = refused(&["run", "--tokens", "2147483647", "--hidden", "65536"]);
     assert!(
@@ -534,5 +541,112 @@ fn a_negative_or_non_numeric_size_names_what_is_allowed() {
         let err = stderr_of(&out);
         assert!(err.contains(flag) && err.contains(allowed), "{err}");
         assert!(!err.contains("unexpected argument"), "{err}");
+    }
+}
+
+/// git in `dir`, as a scratch repository's author; its stdout, trimmed.
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", stderr_of(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `--version` names the commit the binary was built from, by build.rs's own rule (build/commit.rs)
+/// applied to this checkout now; and that rule, on a scratch repository, tells a clean commit from
+/// changed sources, ignores a changed document, and says "unknown" for a tree without its .git.
+/// build.rs reruns when HEAD or its branch moves, a linked worktree's included.
+#[test]
+fn the_version_names_the_commit_it_was_built_from() {
+    let out = tilepipe().arg("--version").output().unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let built = format!("{} ({})", env!("CARGO_PKG_VERSION"), commit::describe(root));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("tilepipe {built}")
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    std::fs::write(repo.join("src/lib.rs"), "// one\n").unwrap();
+    std::fs::write(repo.join("README.md"), "one\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "one"]);
+    let first = git(&repo, &["rev-parse", "--short", "HEAD"]);
+    assert_eq!(commit::describe(&repo), first);
+    std::fs::write(repo.join("README.md"), "two\n").unwrap();
+    assert_eq!(commit::describe(&repo), first, "a document is no source");
+    std::fs::write(repo.join("src/lib.rs"), "// two\n").unwrap();
+    assert_eq!(commit::describe(&repo), format!("{first}+changes"));
+    std::fs::write(repo.join("src/lib.rs"), "// one\n").unwrap();
+    std::fs::write(repo.join("src/new.rs"), "// new\n").unwrap();
+    assert_eq!(
+        commit::describe(&repo),
+        format!("{first}+changes"),
+        "a new source"
+    );
+    git(&repo, &["add", "."]);
+    git(&repo, &["commit", "-q", "-m", "two"]);
+    let second = git(&repo, &["rev-parse", "--short", "HEAD"]);
+    assert_ne!(second, first);
+    assert_eq!(commit::describe(&repo), second);
+    // a copy without .git: inside another checkout, or alone
+    assert_eq!(commit::describe(&repo.join("src")), "unknown");
+    assert_eq!(commit::describe(tmp.path()), "unknown");
+    assert!(commit::git_files(tmp.path()).is_empty());
+
+    let watched = |dir: &Path| -> Vec<String> {
+        let files = commit::git_files(dir);
+        files
+            .iter()
+            .map(|f| f.canonicalize().unwrap().display().to_string())
+            .collect()
+    };
+    let git_dir = repo.join(".git").canonicalize().unwrap();
+    let main = watched(&repo);
+    for f in ["HEAD", "refs/heads/main"] {
+        let want = git_dir.join(f).display().to_string();
+        assert!(main.contains(&want), "{want} in {main:?}");
+    }
+    // a linked worktree: its .git is a file; its HEAD is its own, its branch the main checkout's
+    let linked = tmp.path().join("linked");
+    git(
+        &repo,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "side",
+            linked.to_str().unwrap(),
+        ],
+    );
+    assert!(linked.join(".git").is_file());
+    assert_eq!(commit::describe(&linked), second);
+    let side = watched(&linked);
+    for f in ["worktrees/linked/HEAD", "refs/heads/side"] {
+        let want = git_dir.join(f).display().to_string();
+        assert!(side.contains(&want), "{want} in {side:?}");
+    }
+    // a branch held only in packed-refs is watched by the folder a commit writes it into
+    git(&repo, &["pack-refs", "--all"]);
+    assert!(!git_dir.join("refs/heads/main").exists());
+    let packed = watched(&repo);
+    for f in ["packed-refs", "refs/heads"] {
+        let want = git_dir.join(f).display().to_string();
+        assert!(packed.contains(&want), "{want} in {packed:?}");
     }
 }

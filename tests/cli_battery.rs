@@ -1117,6 +1117,10 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (&["inspect", ""], "a value is required for '<PATH>'"),
     (
+        &["inspect", "tests/fixtures/inspect/empty.cu"],
+        "empty.cu: nothing to judge: neither it nor a header it includes declares a __global__ function (allowed: a .cu with a __global__ function",
+    ),
+    (
         &[
             "inspect",
             "tests/fixtures/inspect/cpasync.sm_80.cubin",

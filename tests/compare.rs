@@ -268,7 +268,7 @@ fn markdown_is_one_github_table_under_a_summary() {
     assert!(md.contains("| 1.125 | slower (regression) | passed |"));
     let base = md.lines().find(|l| l.starts_with("- BASE: ")).unwrap();
     assert!(
-        base.contains(" UTC, NVIDIA H200, copy ceiling 4262 GB/s, "),
+        base.contains(" UTC on NVIDIA H200 at SM ") && base.contains("; copy ceiling 4262 GB/s; "),
         "{base}"
     );
 }
@@ -385,22 +385,44 @@ fn a_verdict_on_a_timing_whose_clocks_moved_is_marked_unreliable() {
 }
 
 #[test]
-fn each_side_is_named_by_its_file_and_date() {
-    let c = tilepipe::render::compare::compare_files(
-        (&before(), "base.json"),
-        (&after(), "new.json"),
-        5.0,
-    );
+fn each_side_is_named_by_its_file_commit_date_gpu_and_clocks() {
+    let mut new = after();
+    new.tilepipe_version = "0.1.0 (75a56d0)".into();
+    let c =
+        tilepipe::render::compare::compare_files((&before(), "base.json"), (&new, "new.json"), 5.0);
     let text = render::terminal(&c);
-    let base = text.lines().find(|l| l.starts_with("BASE: ")).unwrap();
+    let line = |role: &str| {
+        text.lines()
+            .find(|l| l.starts_with(role))
+            .unwrap()
+            .to_string()
+    };
+    let (base, new) = (line("BASE: "), line("NEW: "));
+    for (line, says) in [
+        (
+            &base,
+            "BASE: base.json: tilepipe 0.1.0 (commit not recorded), made 2026-12-01 00:14 UTC on NVIDIA H200 at SM 1455..1980 MHz, memory 3201 MHz (throttled: sw_power_cap); copy ceiling 4262 GB/s; rmsnorm bf16 262144 x 4096",
+        ),
+        (
+            &new,
+            "NEW: new.json: tilepipe 0.1.0 (75a56d0), made 2026-12-01 00:15 UTC on NVIDIA H200 at SM 1920..1980 MHz",
+        ),
+    ] {
+        assert!(line.starts_with(says), "{line}");
+    }
+    // the same in every format that names the runs
+    let md = render::markdown(&c);
     assert!(
-        base.starts_with("BASE: base.json, made 20") && base.contains(" UTC, "),
-        "{base}"
+        md.contains(&format!("- {base}")) && md.contains(&format!("- {new}")),
+        "{md}"
     );
-    assert!(
-        text.lines().any(|l| l.starts_with("NEW: new.json, made ")),
-        "{text}"
-    );
+    // a run without clock readings says so
+    let mut unread = after();
+    for t in unread.variants.iter_mut().filter_map(|v| v.timing.as_mut()) {
+        t.clocks = None;
+    }
+    let c = compare(&before(), &unread, 5.0);
+    assert!(render::terminal(&c).contains("on NVIDIA H200 at clocks not read;"));
 }
 
 #[test]
@@ -431,7 +453,7 @@ fn the_terminal_table_ends_in_the_summary() {
     assert!(c.variants.iter().all(|v| text.contains(&v.name)));
     let first = text.lines().next().unwrap();
     assert!(
-        first.starts_with("BASE: 20") && first.contains(" UTC, NVIDIA H200, "),
+        first.starts_with("BASE: tilepipe 0.1.0") && first.contains(" UTC on NVIDIA H200 at SM "),
         "{first}"
     );
 }

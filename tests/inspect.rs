@@ -3,7 +3,8 @@
 //! are broken and their correct versions; a cubin saved from cpasync.cu (NVRTC 13.5, sm_80, line
 //! info) read without NVRTC; and, when TILEPIPE_INSPECT_BINARY names one, a library built by
 //! someone else. Needs NVRTC, the CUDA headers, nvdisasm and cuobjdump (CUDA_HOME); without them
-//! each test says so and is skipped, unless TILEPIPE_REQUIRE_NVRTC is set (CI), where it fails.
+//! at build time each test is ignored with the reason (build.rs), unless TILEPIPE_REQUIRE_NVRTC is
+//! set (CI), where it fails.
 
 use std::path::{Path, PathBuf};
 use tilepipe::inspect::checks::{Check, Status};
@@ -15,8 +16,9 @@ use tilepipe::inspect::{KernelReport, Report, Request};
 use tilepipe::progress::Progress;
 use tilepipe::toolchain::Toolchain;
 
-/// The toolchain, or None (and a line saying why) when a tool is missing and CI did not ask.
-fn tools(needs_nvrtc: bool) -> Option<Toolchain> {
+/// The toolchain. Each test is ignored, with the reason, where build.rs did not find what it
+/// needs; here it was found, so a tool missing now fails the test.
+fn tools(needs_nvrtc: bool) -> Toolchain {
     let tc = Toolchain::discover();
     let mut missing = Vec::new();
     if tc.nvdisasm.is_none() || tc.cuobjdump.is_none() {
@@ -30,15 +32,12 @@ fn tools(needs_nvrtc: bool) -> Option<Toolchain> {
             missing.push("the CUDA headers (set CUDA_HOME)".into());
         }
     }
-    if missing.is_empty() {
-        return Some(tc);
-    }
-    let why = missing.join("; ");
-    if std::env::var_os("TILEPIPE_REQUIRE_NVRTC").is_some() {
-        panic!("TILEPIPE_REQUIRE_NVRTC is set: {why}");
-    }
-    eprintln!("skipped: no {why}; .ci/run installs them");
-    None
+    assert!(
+        missing.is_empty(),
+        "found at build time (or TILEPIPE_REQUIRE_NVRTC is set), missing now: {}",
+        missing.join("; ")
+    );
+    tc
 }
 
 fn fixture(name: &str) -> PathBuf {
@@ -126,8 +125,12 @@ fn cp_async_verdicts(r: &Report) {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn cp_async_claims_and_commit_wait_pairing() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let r = run(&tc, "cpasync.cu", "sm_80", |_| {});
     assert_eq!(r.kind, Kind::Source);
     cp_async_verdicts(&r);
@@ -158,8 +161,12 @@ fn cp_async_claims_and_commit_wait_pairing() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn memcpy_async_is_read_from_the_source_and_judged_by_the_sass() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let r = run(&tc, "memcpy_async.cu", "sm_80", |_| {});
     let k = kernel(&r, "stage_rows");
     assert_eq!(k.name, "_Z10stage_rowsPKtPti");
@@ -190,8 +197,12 @@ fn memcpy_async_is_read_from_the_source_and_judged_by_the_sass() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn hopper_copies_mbarrier_publication_and_proxy_fences() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let r = run(&tc, "hopper.cu", "sm_90", |_| {});
     for (name, claim) in [("bulk_copy", Claim::Bulk), ("tma_load", Claim::Tma)] {
         let k = kernel(&r, name);
@@ -215,8 +226,12 @@ fn hopper_copies_mbarrier_publication_and_proxy_fences() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn tensor_core_claims() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let r = run(&tc, "mma.cu", "sm_80", |_| {});
     let k = kernel(&r, "mma_tile");
     let (attested, emitted) = only_claim(k);
@@ -242,8 +257,12 @@ fn tensor_core_claims() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn a_wgmma_that_ptxas_serialised_contradicts_the_claim() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let r = run(&tc, "wgmma_serialised.cu", "sm_90a", |_| {});
     let (attested, emitted) = only_claim(kernel(&r, "wgmma_pipelined"));
     assert!(attested, "{emitted}");
@@ -258,8 +277,12 @@ fn a_wgmma_that_ptxas_serialised_contradicts_the_claim() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn occupancy_of_a_launch_shape_on_the_architecture() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let launch = |threads, dynamic_smem| {
         Some(Launch {
             threads,
@@ -285,8 +308,12 @@ fn occupancy_of_a_launch_shape_on_the_architecture() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn defines_and_include_folders_reach_nvrtc_and_compile_errors_carry_the_log() {
-    let Some(tc) = tools(true) else { return };
+    let tc = tools(true);
     let dir = tempfile::tempdir().unwrap();
     let inc = dir.path().join("inc");
     std::fs::create_dir(&inc).unwrap();
@@ -322,8 +349,12 @@ fn defines_and_include_folders_reach_nvrtc_and_compile_errors_carry_the_log() {
 }
 
 #[test]
+#[cfg_attr(
+    not(disassemblers_found),
+    ignore = "nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn a_saved_cubin_is_read_without_nvrtc() {
-    let Some(tc) = tools(false) else { return };
+    let tc = tools(false);
     let r = run(&tc, "cpasync.sm_80.cubin", "sm_80", |_| {});
     assert_eq!(r.kind, Kind::Cubin);
     assert!(r.compiled.is_none());
@@ -339,18 +370,19 @@ fn a_saved_cubin_is_read_without_nvrtc() {
 }
 
 #[test]
+#[cfg_attr(
+    not(all(disassemblers_found, cudart_found)),
+    ignore = "nvdisasm, cuobjdump or libcudart.so.13 beside the CUDA headers not found at build time; .ci/run installs them"
+)]
 fn a_library_without_device_code_is_refused() {
-    let Some(tc) = tools(false) else { return };
-    let Some(cudart) = tc
+    let tc = tools(false);
+    let cudart = tc
         .include_dirs
         .first()
         .and_then(|i| i.parent())
         .map(|root| root.join("lib/libcudart.so.13"))
         .filter(|p| p.is_file())
-    else {
-        eprintln!("skipped: no libcudart.so.13 beside the CUDA headers");
-        return;
-    };
+        .expect("libcudart.so.13 beside the CUDA headers, as at build time");
     let req = Request {
         path: cudart,
         ..Request::default()
@@ -362,12 +394,14 @@ fn a_library_without_device_code_is_refused() {
 /// TILEPIPE_INSPECT_BINARY: an executable or library with device code built by someone else
 /// (checked by hand with NVIDIA's libnvjpeg.so.13 from the nvidia-nvjpeg wheel).
 #[test]
+#[cfg_attr(
+    not(all(disassemblers_found, inspect_binary_given)),
+    ignore = "TILEPIPE_INSPECT_BINARY was not set at build time (a binary with device code), or nvdisasm or cuobjdump not found"
+)]
 fn a_binary_built_by_someone_else() {
-    let Some(path) = std::env::var_os("TILEPIPE_INSPECT_BINARY") else {
-        eprintln!("skipped: TILEPIPE_INSPECT_BINARY names no binary with device code");
-        return;
-    };
-    let Some(tc) = tools(false) else { return };
+    let path = std::env::var_os("TILEPIPE_INSPECT_BINARY")
+        .expect("TILEPIPE_INSPECT_BINARY, set at build time, is set now");
+    let tc = tools(false);
     let req = Request {
         path: PathBuf::from(path),
         target: Some("sm_90".parse().unwrap()),
@@ -401,8 +435,12 @@ fn a_binary_built_by_someone_else() {
 /// Cubins from sgl-kernel's wheel (tests/fixtures/inspect/vendor): correct vendor kernels the
 /// checks must not flag, and whose census is nvdisasm's.
 #[test]
+#[cfg_attr(
+    not(disassemblers_found),
+    ignore = "nvdisasm or cuobjdump not found at build time; .ci/run installs them"
+)]
 fn vendor_cubins_hold() {
-    let Some(tc) = tools(false) else { return };
+    let tc = tools(false);
     let r = run(
         &tc,
         "vendor/sgl-kernel-awq-repack.sm_80.cubin",

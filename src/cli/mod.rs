@@ -24,7 +24,7 @@ use clap::{Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "tilepipe",
-    version,
+    version = tilepipe::VERSION,
     about = "Build, validate and measure asynchronous-copy tile pipelines on NVIDIA GPUs"
 )]
 pub struct Cli {

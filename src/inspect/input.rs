@@ -202,6 +202,20 @@ fn file_name(p: &Path) -> String {
 fn compile(spec: &Spec, tc: &Toolchain, loaded: &mut Loaded) -> Result<()> {
     let path = spec.path;
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let dirs: Vec<PathBuf> = spec
+        .includes
+        .iter()
+        .chain(&tc.include_dirs)
+        .cloned()
+        .collect();
+    if !super::declares::may_declare_kernel(path, &text, &dirs) {
+        return Err(Error::InvalidArgument(format!(
+            "{}: nothing to judge: neither it nor a header it includes declares a __global__ \
+             function (allowed: a .cu with a __global__ function, a cubin, a fatbinary or an \
+             executable with device code)",
+            path.display()
+        )));
+    }
     let target = match spec.target {
         Some(t) => t.clone(),
         None => {

@@ -8,6 +8,7 @@
 
 pub mod checks;
 pub mod claims;
+pub mod declares;
 pub mod flow;
 pub mod input;
 pub mod judge;

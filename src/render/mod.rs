@@ -3,6 +3,7 @@
 //! and the Chrome trace.
 
 pub mod chart;
+pub mod clock_notes;
 pub mod compare;
 pub mod formats;
 pub mod html;

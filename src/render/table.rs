@@ -3,6 +3,7 @@
 //! evidence, then the workload's ladder where it has one; drawn for the terminal here, as GitHub
 //! tables, CSV and HTML elsewhere.
 
+use super::clock_notes::{RatioClocks, ceiling_column, clock_notes, ratio_clocks};
 use crate::results::{Bound, Peer, Perf, RunResults, Status, Timing, VariantResult};
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
@@ -85,15 +86,9 @@ fn project<const N: usize>(
 /// The performance table's header: the run's metric (GB/s for a memory-bound workload, TFLOP/s
 /// for a compute-bound one) and its ceiling (the copy, or the vendor library) name two columns.
 pub fn performance_header<P>(r: &RunResults<P>) -> [String; 13] {
-    let (metric, ceiling) = match r.workload.bound {
-        Bound::Memory => ("GB/s".to_string(), "% of copy".to_string()),
-        Bound::Compute => (
-            "TFLOP/s".to_string(),
-            format!(
-                "% of {}",
-                r.vendor.as_ref().map_or("vendor", |v| v.name.as_str())
-            ),
-        ),
+    let metric = match r.workload.bound {
+        Bound::Memory => "GB/s",
+        Bound::Compute => "TFLOP/s",
     };
     [
         "variant".into(),
@@ -104,8 +99,8 @@ pub fn performance_header<P>(r: &RunResults<P>) -> [String; 13] {
         "status".into(),
         "device median us".into(),
         "min..max us".into(),
-        metric,
-        ceiling,
+        metric.into(),
+        ceiling_column(r),
         "vs sync".into(),
         "vs regprefetch".into(),
         "host submit us".into(),
@@ -121,16 +116,16 @@ fn num(v: Option<f64>, digits: usize) -> String {
 
 /// A share of the ceiling. Above the copy ceiling a kernel is said to be, never shown as more
 /// than 100 % of a bound it is not bound by; the vendor library's share taken at one clock where
-/// there is one, else a share at other clocks than the ceiling's is marked `*` (the problems
-/// list says why).
-fn pct(r_bound: Bound, p: Option<&Perf>) -> String {
+/// there is one, else a share at other clocks than the ceiling's is marked `*` (`clock_notes`
+/// says why).
+fn pct(r_bound: Bound, p: Option<&Perf>, unequal: bool) -> String {
     let Some(p) = p else { return "-".into() };
     if let Some(m) = &p.matched {
         return format!("{:.1}", m.pct);
     }
     match (r_bound, p.pct_of_ceiling) {
         (Bound::Memory, Some(x)) if x > 100.0 => "above it".into(),
-        (_, Some(x)) if p.ceiling_clocks.is_some() => format!("{x:.1}*"),
+        (_, Some(x)) if unequal => format!("{x:.1}*"),
         (_, x) => num(x, 1),
     }
 }
@@ -152,9 +147,10 @@ pub fn performance_rows<P>(r: &RunResults<P>) -> Vec<[String; 13]> {
             "-".into(),
             p.status.label().to_string(),
         ];
+        let clocks = ratio_clocks(r, p.timing.as_ref(), p.perf.as_ref());
         joined(
             head,
-            timed_cells(bound, p.timing.as_ref(), p.perf.as_ref(), base),
+            timed_cells(bound, p.timing.as_ref(), p.perf.as_ref(), base, &clocks),
         )
     };
     r.vendor
@@ -166,17 +162,27 @@ pub fn performance_rows<P>(r: &RunResults<P>) -> Vec<[String; 13]> {
                 v.mechanism.name().to_string(),
                 v.tile.clone(),
                 v.stages.to_string(),
-                v.bytes_per_copy.to_string(),
+                bytes_per_copy(v),
                 v.status.label().to_string(),
             ];
             let base = base.filter(|_| !(v.mechanism == crate::pipeline::Mechanism::Sync));
+            let clocks = ratio_clocks(r, v.timing.as_ref(), v.perf.as_ref());
             joined(
                 head,
-                timed_cells(bound, v.timing.as_ref(), v.perf.as_ref(), base),
+                timed_cells(bound, v.timing.as_ref(), v.perf.as_ref(), base, &clocks),
             )
         }))
         .chain(r.peers.iter().map(peer_row))
         .collect()
+}
+
+/// What one copy instruction moves: its bytes, or "box" for a TMA copy recorded without them (a
+/// tensor-map box, whose size is the kernel's, per operand).
+pub fn bytes_per_copy(v: &VariantResult) -> String {
+    match (v.mechanism, v.bytes_per_copy) {
+        (crate::pipeline::Mechanism::Tma, 0) => "box".into(),
+        (_, b) => b.to_string(),
+    }
 }
 
 /// A row: what was timed, then its timing columns.
@@ -189,12 +195,14 @@ fn joined(head: [String; 6], timed: [String; 7]) -> [String; 13] {
 }
 
 /// The timing columns of one row: median, min..max, the metric, % of the ceiling, vs sync (marked
-/// "~" when inside either side's min..max range of `base`), vs regprefetch, host submit.
+/// "~" when inside either side's min..max range of `base`), vs regprefetch, host submit; a ratio
+/// taken at unequal `clocks` marked `*`.
 fn timed_cells(
     bound: Bound,
     tm: Option<&Timing>,
     p: Option<&Perf>,
     base: Option<&Timing>,
+    clocks: &RatioClocks,
 ) -> [String; 7] {
     let noise = matches!((tm, base), (Some(t), Some(b)) if t.device.indistinguishable(&b.device));
     let metric = match bound {
@@ -207,9 +215,13 @@ fn timed_cells(
             format!("{:.1}..{:.1}", t.device.min * 1e3, t.device.max * 1e3)
         }),
         metric,
-        pct(bound, p),
+        pct(bound, p, clocks.ceiling.is_some()),
         p.and_then(|p| p.speedup_vs_sync).map_or("-".into(), |x| {
-            format!("{x:.3}{}", if noise { " ~" } else { "" })
+            format!(
+                "{x:.3}{}{}",
+                if noise { " ~" } else { "" },
+                if clocks.sync.is_some() { "*" } else { "" }
+            )
         }),
         num(p.and_then(|p| p.speedup_vs_regprefetch), 3),
         num(tm.map(|t| t.host_submit.median), 1),
@@ -321,8 +333,8 @@ pub fn ladder_rows<P>(r: &RunResults<P>) -> Vec<[String; 4]> {
         .collect()
 }
 
-/// Variants and peers that did not pass, why a share of the ceiling is starred, those faster than
-/// the copy ceiling, then timings taken while the clocks moved.
+/// Variants and peers that did not pass, why a ratio is starred, those faster than the copy
+/// ceiling, then timings taken while the clocks moved.
 pub fn problems<P>(r: &RunResults<P>) -> Vec<String> {
     let peers = r
         .vendor
@@ -337,25 +349,12 @@ pub fn problems<P>(r: &RunResults<P>) -> Vec<String> {
                 p.detail.as_deref().unwrap_or("(no detail)")
             )
         });
-    let starred = r
-        .variants
-        .iter()
-        .map(|v| (v.name.clone(), v.perf.as_ref()))
-        .chain(
-            r.peers
-                .iter()
-                .map(|p| (format!("{} (peer)", p.name), p.perf.as_ref())),
-        )
-        .filter_map(|(name, p)| {
-            let p = p.filter(|p| p.matched.is_none())?;
-            Some(format!("{name} %*: {}", p.ceiling_clocks.as_ref()?))
-        });
     r.variants
         .iter()
         .filter(|v| v.status != Status::Passed)
         .map(line)
         .chain(peers)
-        .chain(starred)
+        .chain(clock_notes(r))
         .chain(beyond_ceiling(r))
         .chain(clock_warnings(r))
         .collect()

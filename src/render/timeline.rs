@@ -1,7 +1,7 @@
 //! The timeline drawn: as SVG (one row per sampled block and role, copies and computes as bars)
 //! and as a Chrome trace for Perfetto.
 
-use super::plot::{self, Frame};
+use super::plot::{self, Entry, Frame, Mark};
 use crate::results::timeline::BlockTrace;
 use plotters::prelude::*;
 use serde_json::json;
@@ -10,8 +10,6 @@ const COPY: RGBColor = RGBColor(52, 120, 200);
 const COMPUTE: RGBColor = RGBColor(230, 140, 40);
 /// The title of a run's timeline, in timeline.svg and report.html alike.
 pub const TITLE: &str = "Copy in flight and compute per sampled block (instrumented builds)";
-/// Empty rows above the bars, where the legend goes.
-const LEGEND_ROWS: usize = 3;
 
 /// Renders the traces of several variants on one time axis (microseconds from each variant's first
 /// event, so variants line up at zero).
@@ -73,40 +71,47 @@ pub fn render(variants: &[(String, Vec<BlockTrace>)], title: &str) -> Result<Str
         })
         .collect();
     let label = |i: usize| labels.get(i).cloned().unwrap_or_default();
+    let legend = [
+        (COPY, "copy in flight (issue to ready)"),
+        (COMPUTE, "compute (begin to end)"),
+    ]
+    .map(|(c, text)| Entry {
+        mark: Mark::Fill(c),
+        text: text.into(),
+    });
     let frame = Frame {
         title,
-        x_desc: "microseconds from the variant's first recorded event (%globaltimer)",
+        x_desc: "microseconds from the variant's first event (%globaltimer)",
         y_desc: "variant, sampled block (b), role",
-        x_max: tmax * 1.02,
-        rows: rows.len() + LEGEND_ROWS,
+        x: 0.0..tmax * 1.02,
+        x_digits: if tmax >= 50.0 { 0 } else { 1 },
+        rows: rows.len(),
         label_width: 250,
         label: &label,
+        legend: &legend,
     };
-    let height = (110 + 18 * frame.rows).min(4000) as u32;
-    plot::with_legend(|svg, legend| {
-        let root = SVGBackend::with_string(svg, (1100, height)).into_drawing_area();
-        let mut chart = plot::bars(&root, &frame)?;
-        for (color, label) in [
-            (COPY, "copy in flight (issue to ready)"),
-            (COMPUTE, "compute (begin to end)"),
-        ] {
-            chart
-                .draw_series(bars.iter().filter(|b| b.3 == color).map(|(a, z, row, c)| {
-                    Rectangle::new(
-                        [
-                            (*a, SegmentValue::Exact(*row)),
-                            (*z, SegmentValue::Exact(*row + 1)),
-                        ],
-                        c.filled(),
-                    )
-                }))
-                .map_err(|e| e.to_string())?
-                .label(label)
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 5), (x + 16, y + 5)], color.filled())
-                });
+    plot::grouped("timeline", &["bars", "legend"], |svg, k| {
+        let root = SVGBackend::with_string(svg, frame.size()).into_drawing_area();
+        let (mut chart, legend_area) = plot::bars(&root, &frame)?;
+        if k >= 1 {
+            for color in [COPY, COMPUTE] {
+                chart
+                    .draw_series(bars.iter().filter(|b| b.3 == color).map(|(a, z, row, c)| {
+                        Rectangle::new(
+                            [
+                                (*a, SegmentValue::Exact(*row)),
+                                (*z, SegmentValue::Exact(*row + 1)),
+                            ],
+                            c.filled(),
+                        )
+                    }))
+                    .map_err(|e| e.to_string())?;
+            }
         }
-        plot::finish(&mut chart, legend)
+        if k >= 2 {
+            plot::legend(&legend_area, &legend)?;
+        }
+        root.present().map_err(|e| e.to_string())
     })
 }
 

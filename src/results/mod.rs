@@ -4,7 +4,8 @@
 //! knowing the workload, `P` is `serde_json::Value`.
 //!
 //! results.json, schema_version 2:
-//! - `tilepipe_version`, `created_unix_s`, `command` (argv)
+//! - `tilepipe_version` (the package version and the commit built, "0.1.0 (930eb83)"),
+//!   `created_unix_s`, `command` (argv)
 //! - `device`: name, arch, SMs, memory, L2, shared-memory and register limits, clocks, driver and
 //!   NVRTC versions (see gpu::DeviceInfo)
 //! - `toolchain`: include folders, nvdisasm / cuobjdump / compute-sanitizer paths

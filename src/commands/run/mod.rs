@@ -112,7 +112,7 @@ pub fn run<W: Workload>(
     let traffic = w.traffic(p);
     let mut out = RunResults {
         schema_version: SCHEMA_VERSION,
-        tilepipe_version: env!("CARGO_PKG_VERSION").into(),
+        tilepipe_version: crate::VERSION.into(),
         created_unix_s: crate::results::now_unix_s(),
         command: o.command.clone(),
         device: e.info().clone(),

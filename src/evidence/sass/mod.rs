@@ -165,7 +165,7 @@ pub fn excerpt(listing: &str, context: usize) -> String {
         if *k {
             let marked = MOVEMENT.iter().any(|m| line.contains(&format!(" {m}")));
             out.push_str(if marked { ">> " } else { "   " });
-            out.push_str(line.trim_end());
+            out.push_str(&source_by_name(line.trim_end()));
             out.push('\n');
             gap = false;
         } else if !gap && !out.is_empty() {
@@ -174,6 +174,21 @@ pub fn excerpt(listing: &str, context: usize) -> String {
         }
     }
     out
+}
+
+/// A line-info comment (`//## File "/build/dir/tilepipe_rmsnorm.cu", line 692`) with the file
+/// named without its folder: NVRTC resolves a program's name against the folder the build ran
+/// in, which names no file of the source and differs from machine to machine. Other lines as
+/// they are.
+pub fn source_by_name(line: &str) -> std::borrow::Cow<'_, str> {
+    let Some((before, rest)) = line.split_once("//## File \"") else {
+        return line.into();
+    };
+    let Some((path, after)) = rest.split_once('"') else {
+        return line.into();
+    };
+    let name = path.rsplit('/').next().unwrap_or(path);
+    format!("{before}//## File \"{name}\"{after}").into()
 }
 
 /// Lines of SASS a variant's results keep: one line of context around each movement instruction.

@@ -111,6 +111,9 @@ pub struct RunInfo {
     pub workload: String,
     pub tilepipe_version: String,
     pub created_unix_s: u64,
+    /// The clocks read while its variants were timed ("SM 1575..1980 MHz, memory 3201 MHz").
+    #[serde(default)]
+    pub clocks: Option<String>,
 }
 
 impl RunInfo {
@@ -120,6 +123,24 @@ impl RunInfo {
             Ok(t) => format!("{} {:02}:{:02} UTC", t.date(), t.hour(), t.minute()),
             Err(_) => format!("{} s after 1970", self.created_unix_s),
         }
+    }
+
+    /// The run named so that BASE and NEW cannot be confused: the binary (its commit), when, the
+    /// GPU and its clocks, the ceiling, the problem. The file is the caller's to show.
+    pub fn describe(&self) -> String {
+        let version = match self.tilepipe_version.contains('(') {
+            true => self.tilepipe_version.clone(),
+            // recorded before results named the commit
+            false => format!("{} (commit not recorded)", self.tilepipe_version),
+        };
+        format!(
+            "tilepipe {version}, made {} on {} at {}; {}; {}",
+            self.created(),
+            self.device,
+            self.clocks.as_deref().unwrap_or("clocks not read"),
+            self.reference_label(),
+            self.workload
+        )
     }
 
     /// What the run measured its variants against: the copy ceiling, or cuBLAS for a GEMM.
@@ -381,6 +402,18 @@ fn info<P>(r: &RunResults<P>) -> RunInfo {
         workload: format!("{} {}", r.workload.name, r.workload.problem),
         tilepipe_version: r.tilepipe_version.clone(),
         created_unix_s: r.created_unix_s,
+        clocks: crate::clocks::span(
+            r.variants
+                .iter()
+                .filter_map(|v| v.timing.as_ref())
+                .chain(
+                    r.vendor
+                        .iter()
+                        .chain(&r.peers)
+                        .filter_map(|p| p.timing.as_ref()),
+                )
+                .filter_map(|t| t.clocks.as_ref()),
+        ),
     }
 }
 

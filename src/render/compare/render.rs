@@ -84,16 +84,9 @@ fn runs(c: &Comparison, prefix: &str) -> String {
     let run = |name: &str, r: &RunInfo| {
         let from = match r.file.is_empty() {
             true => String::new(),
-            false => format!("{}, made ", r.file),
+            false => format!("{}: ", r.file),
         };
-        format!(
-            "{prefix}{name}: {from}{}, {}, {}, {}, tilepipe {}\n",
-            r.created(),
-            r.device,
-            r.reference_label(),
-            r.workload,
-            r.tilepipe_version
-        )
+        format!("{prefix}{name}: {from}{}\n", r.describe())
     };
     let mut out = run("BASE", &c.base) + &run("NEW", &c.new);
     for w in &c.warnings {

@@ -3,8 +3,8 @@
 
 use super::{csv_doc, md_table, opt};
 use crate::render::table::{
-    EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, evidence_rows, ladder_rows,
-    performance_header, performance_rows, problems,
+    EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, bytes_per_copy, evidence_rows,
+    ladder_rows, performance_header, performance_rows, problems,
 };
 use crate::results::{Perf, RunResults, Timing};
 use serde::Serialize;
@@ -142,7 +142,7 @@ pub fn csv<P>(r: &RunResults<P>) -> String {
             v.mechanism.name().into(),
             v.tile.clone(),
             v.stages.to_string(),
-            v.bytes_per_copy.to_string(),
+            bytes_per_copy(v),
             v.warp_specialized.to_string(),
             v.status.label().into(),
             v.detail.clone().unwrap_or_default(),

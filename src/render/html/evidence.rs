@@ -1,7 +1,7 @@
 //! One variant's evidence in report.html: resources and occupancy with its limiter, the
 //! attestation, the completion protocol, the build, and a collapsed excerpt of its SASS.
 
-use crate::evidence::sass::{Attestation, SassEvidence};
+use crate::evidence::sass::{Attestation, SassEvidence, source_by_name};
 use crate::results::VariantResult;
 use maud::{Markup, html};
 
@@ -92,8 +92,8 @@ fn sass(name: &str, s: &SassEvidence) -> Markup {
             }
             @match &s.excerpt {
                 Some(x) => {
-                    p { "\">>\" marks the movement and synchronisation instructions; \"//##\" lines name the CUDA source line." }
-                    pre.listing { @for l in x.lines() {
+                    p { "\">>\" marks the movement and synchronisation instructions; \"//##\" lines name the CUDA source line (the file by its name as compiled, the kernel's own)." }
+                    pre.listing { @for l in x.lines().map(source_by_name) {
                         @if l.starts_with(">>") { span.mv { (l) } }
                         @else if l.trim_start().starts_with("//##") { span.src { (l) } }
                         @else { (l) }

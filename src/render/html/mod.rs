@@ -1,34 +1,48 @@
 //! report.html: one self-contained page per run, whichever workload (no scripts, no fonts,
-//! nothing fetched): the clocks, the summary table and its chart against the run's ceiling, the
-//! workload's ladder, the peers, per-variant evidence with its SASS excerpt, the validation, the
-//! overlap timeline of traced variants and the notes. Plots are plotters' SVG inline, each with a
-//! title, axis descriptions with units and a legend (`<g class="legend">`); tables sit in boxes
-//! that scroll sideways, so the page itself fits a 1280 px window.
+//! nothing fetched): the summary table with its notes and its chart against the run's ceiling,
+//! the clocks, the workload's ladder, the peers, per-variant evidence with its SASS excerpt, the
+//! validation, the overlap timeline of traced variants and the notes. Plots are plotters' SVG
+//! inline, each with a title, axis descriptions with units and a legend above its rows (see
+//! `plot`). Tables and plots sit in boxes that scroll sideways, a plot never narrower than
+//! `plot::MIN_SCALE` of its width, so the page itself fits a window 800 px wide and no text on it
+//! is below 12 px.
 
 pub mod compare;
 mod evidence;
 
+use super::clock_notes::clock_notes;
 use super::formats::run::{TIMELINE_HEADER, subject, timeline_rows};
 use super::table::{
     EVIDENCE_HEADER, LADDER_HEADER, LADDER_RIGHT, PERFORMANCE_RIGHT, clock_warnings, evidence_rows,
     ladder_rows, performance_header, performance_rows, problems as problem_lines,
 };
-use super::{chart, timeline};
+use super::{chart, plot, timeline};
 use crate::clocks;
 use crate::results::{Bound, Peer, RunResults, Status, timeline::named};
 use maud::{DOCTYPE, Markup, PreEscaped, html};
 
+/// The page's style; a plot is as wide as the page allows up to its own width, never below
+/// `plot::MIN_SCALE` of it (its box scrolls instead), so its text stays at 12 px or more.
+fn style() -> String {
+    let (w, min) = (plot::WIDTH, f64::from(plot::WIDTH) * plot::MIN_SCALE);
+    format!(
+        "{STYLE}figure.plot svg{{width:100%;max-width:{w}px;min-width:{min:.0}px;height:auto;display:block}}"
+    )
+}
+
 const STYLE: &str = "\
 body{font-family:sans-serif;margin:1.5em;max-width:1400px;line-height:1.35;color:#222}\
 h2{margin-top:1.6em;border-bottom:1px solid #ccc}\
-.scroll{overflow-x:auto;max-width:100%;margin:.5em 0}\
+.scroll{overflow-x:auto;max-width:100%;margin:.5em 0;\
+background:linear-gradient(to right,#fff 30%,#fff0) left/30px 100% no-repeat local,linear-gradient(to left,#fff 30%,#fff0) right/30px 100% no-repeat local,\
+radial-gradient(farthest-side at 100% 50%,#0003,#0000) right/12px 100% no-repeat scroll}\
 table{border-collapse:collapse;font-size:13px}\
 th,td{padding:3px 8px;border-bottom:1px solid #e2e2e2;text-align:left;vertical-align:top;overflow-wrap:break-word}\
 th{background:#f2f2f2}td:first-child{white-space:nowrap}\
+td:first-child,th:first-child{position:sticky;left:0;background:#fff;box-shadow:1px 0 0 #e2e2e2}th:first-child{background:#f2f2f2}\
 .num{text-align:right;white-space:nowrap}\
 pre{font-size:12px;overflow-x:auto;background:#f7f7f7;padding:6px;margin:.4em 0}\
-figure{margin:1em 0}figcaption{font-size:13px;color:#555}\
-svg{max-width:100%;height:auto}\
+figure{margin:1em 0;overflow-x:auto;max-width:100%}figcaption{font-size:13px;color:#555}\
 .bad{color:#b00}\
 .warn{background:#fff4e0;border-left:4px solid #e69500;padding:6px 12px;margin:.6em 0}\
 .ok{background:#eef7ee;border-left:4px solid #5a5;padding:6px 12px;margin:.6em 0}\
@@ -74,7 +88,7 @@ fn page(title: &str, body: Markup) -> String {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { "tilepipe report: " (title) }
-                style { (PreEscaped(STYLE)) }
+                style { (PreEscaped(style())) }
             }
             body {
                 h1 { "tilepipe: " (title) }
@@ -104,7 +118,7 @@ pub fn render<P>(r: &RunResults<P>) -> String {
             "Bars: each variant's bytes moved over its median device time. Line: the device-to-device copy ceiling measured in the same run."
         }
         Bound::Compute => {
-            "Bars: each timed variant's TFLOP/s. Line: the vendor library on the same problem and stream in this run."
+            "Bars: each timed variant's TFLOP/s over the vendor library's on the same problem and stream in this run, from 1 (the library's own), coloured by whether the two timings' spreads tell them apart. Band: the library's own min..max spread. * after a name: the ratio was taken at unequal clocks."
         }
     };
     let body = html! {
@@ -123,11 +137,12 @@ pub fn render<P>(r: &RunResults<P>) -> String {
             p { "Measured beside the variants: " (v.name) " " (v.version.as_deref().unwrap_or("")) " (" (v.math) "): " (v.status.label())
                 @if let Some(why) = &v.detail { " - " (why) } }
         }
-        (clock_section(r))
-        h2 { "Summary" }
-        p { (how) " The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise)." }
+        h2 #summary { "Summary" }
+        p { (how) " The host submission interval is the CPU time of the launch call: it says nothing about device execution. \"~\" marks a speedup within the spread of the two timings (noise); \"*\" a ratio taken at unequal clocks (said under the table)." }
         (table(&header, &PERFORMANCE_RIGHT, performance_rows(r)))
+        (summary_notes(r))
         (figure(chart::against_ceiling(r), caption))
+        (clock_section(r))
         @let steps = ladder_rows(r);
         @if !steps.is_empty() {
             h2 { "The " (w.name) " ladder" }
@@ -151,8 +166,28 @@ pub fn render<P>(r: &RunResults<P>) -> String {
     page(&format!("{} {} on {}", w.name, w.dtype, d.name), body)
 }
 
-/// The clocks over the run and every timing taken while they moved, at the top where a reader
-/// weighs the numbers below.
+/// Beside the summary table: what "box" means in B/copy, and each ratio taken at unequal clocks.
+fn summary_notes<P>(r: &RunResults<P>) -> Markup {
+    let boxes = r
+        .variants
+        .iter()
+        .any(|v| super::table::bytes_per_copy(v) == "box");
+    let notes = clock_notes(r);
+    html! {
+        @if boxes {
+            p { "B/copy \"box\": a TMA copy moves one tensor-map box, whose bytes are the kernel's (a share of the tile per operand), not a fixed width." }
+        }
+        @if !notes.is_empty() {
+            div.warn {
+                strong { "* Ratios taken at unequal clocks: they may measure the clocks, not the code." }
+                ul { @for n in &notes { li { (n) } } }
+            }
+        }
+    }
+}
+
+/// The clocks over the run and every timing taken while they moved, under the summary whose
+/// numbers they qualify.
 fn clock_section<P>(r: &RunResults<P>) -> Markup {
     let traces = r
         .variants
@@ -161,7 +196,7 @@ fn clock_section<P>(r: &RunResults<P>) -> Markup {
     let summary = clocks::summary(traces);
     let warnings: Vec<String> = clock_warnings(r).collect();
     html! {
-        h2 { "Clocks and throttling" }
+        h2 #clocks { "Clocks and throttling" }
         @match &summary {
             Some(s) => p { (s) },
             None => p { "No clock readings in these results (NVML was not available)." },
@@ -179,8 +214,13 @@ fn clock_section<P>(r: &RunResults<P>) -> Markup {
     }
 }
 
+/// What did not pass or stands out; the clocks' warnings and notes have their own places above.
 fn problems<P>(r: &RunResults<P>) -> Markup {
-    let lines = problem_lines(r);
+    let said: Vec<String> = clock_warnings(r).chain(clock_notes(r)).collect();
+    let lines: Vec<String> = problem_lines(r)
+        .into_iter()
+        .filter(|l| !said.contains(l))
+        .collect();
     html! {
         @if !lines.is_empty() {
             h2 { "Skipped, failed, errors, caveats" }

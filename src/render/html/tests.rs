@@ -37,7 +37,7 @@ fn every_plot_has_a_legend_a_title_and_axis_units() {
     assert_eq!(page.matches("<g class=\"legend\">").count(), plots);
     for text in [
         chart::TITLE,
-        "GB/s: bytes moved",
+        "GB/s: bytes read + written",
         "copy ceiling: cuMemcpyDtoD in this run, 4262 GB/s",
         timeline::TITLE,
         "microseconds from",
@@ -92,6 +92,10 @@ fn evidence_shows_the_limiter_attestation_completion_and_sass() {
     // the one variant with an excerpt shows it, movement lines marked; the others say why not
     assert!(page.contains("<span class=\"mv\">&gt;&gt; "));
     assert!(page.contains("UTMALDG.3D"));
+    // line info names the source by its name, not by the folder the build ran in
+    assert!(listing.contains("//## File \"/work/main/tilepipe_rmsnorm.cu\""));
+    assert!(page.contains("//## File &quot;tilepipe_rmsnorm.cu&quot;, line "));
+    assert!(!page.contains("/work/main"));
     assert_eq!(
         page.matches("These results keep no SASS excerpt").count(),
         r.variants.len() - 1
@@ -143,9 +147,9 @@ fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
     assert_eq!(page.matches("<svg").count(), 1, "the TFLOP/s chart");
     assert_eq!(page.matches("<g class=\"legend\">").count(), 1);
     for text in [
-        chart::TFLOPS_TITLE,
-        "TFLOP/s: floating-point operations / median device time",
-        "cuBLAS in this run, 804.7 TFLOP/s",
+        &chart::VENDOR_TITLE.replace('\'', "&apos;"),
+        "TFLOP/s over cuBLAS&apos;s in this run",
+        "cuBLAS in this run: 804.7 TFLOP/s",
         "13.1.0",
         "% of cuBLAS",
         "sync, bit for bit",
@@ -168,4 +172,87 @@ fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
     let page = render(&with);
     assert!(page.contains("id=\"peers\"") && page.contains("torch.matmul"));
     assert!(page.contains("f64 reference: 4096 elements within bounds"));
+}
+
+/// The GEMM run with the Hopper ladder, where cuBLAS itself was timed while its clock moved.
+fn hopper_run() -> Run {
+    fixture("tests/fixtures/gemm-h200-hopper.json")
+}
+
+#[test]
+fn the_summary_comes_before_the_clocks() {
+    for r in [traced(), gemm_run(), hopper_run()] {
+        let page = render(&r);
+        let at = |what: &str| page.find(what).unwrap_or_else(|| panic!("{what}"));
+        assert!(at("<h2 id=\"summary\">") < at("<h2 id=\"clocks\">"));
+        assert_eq!(page.find("<h2"), Some(at("<h2 id=\"summary\">")));
+    }
+}
+
+#[test]
+fn a_ratio_taken_at_unequal_clocks_says_so_beside_it() {
+    let r = hopper_run();
+    let page = render(&r);
+    assert!(
+        page.contains("<td class=\"num\">111.0*</td>"),
+        "the headline share"
+    );
+    assert!(page.contains("% of cuBLAS*: cuBLAS's SM clock moved 1515..1980 MHz while it was timed, so every ratio to it mixes clocks"));
+    assert!(page.contains("vs sync*: sync's SM clock moved 1515..1980 MHz"));
+    assert!(page.contains("tma-wgmma-ws-s4 *"), "the chart's row");
+    assert!(
+        page.contains("cuBLAS in this run: 687.5 TFLOP/s (its clocks moved: SM 1515..1980 MHz)")
+    );
+    // the same run with every clock held: no mark, no note
+    let steady = |t: &mut crate::results::Timing| {
+        let s = ClockSample {
+            sm_mhz: 1980,
+            mem_mhz: 3201,
+            temp_c: 40,
+            power_w: 500.0,
+            throttle: vec![],
+        };
+        t.clocks = Some(ClockTrace::new(vec![s.clone(), s]));
+    };
+    let mut held = r.clone();
+    held.variants
+        .iter_mut()
+        .filter_map(|v| v.timing.as_mut())
+        .for_each(steady);
+    held.vendor
+        .as_mut()
+        .and_then(|v| v.timing.as_mut())
+        .map(steady);
+    let page = render(&held);
+    assert!(page.contains("<td class=\"num\">111.0</td>"));
+    assert!(!page.contains("Ratios taken at unequal clocks") && !page.contains("*</td>"));
+    assert!(!page.contains("tma-wgmma-ws-s4 *") && !page.contains("its clocks moved"));
+    // a row held at another clock than a steady cuBLAS is named alone
+    let mut one = held.clone();
+    let t = one.variants[3].timing.as_mut().unwrap();
+    t.clocks
+        .as_mut()
+        .unwrap()
+        .samples
+        .iter_mut()
+        .for_each(|s| s.sm_mhz = 1755);
+    let page = render(&one);
+    assert!(page.contains(
+        "tma-wgmma-ws-s4 % of cuBLAS*: not at one clock: cuBLAS timed at 1980 MHz, this at 1755 MHz"
+    ));
+}
+
+#[test]
+fn a_tma_copy_of_unrecorded_size_is_a_box_with_its_legend() {
+    let page = render(&hopper_run());
+    assert!(
+        page.contains("<td>tma</td><td>128x128x64-4w</td><td class=\"num\">2</td><td>box</td>")
+    );
+    assert!(page.contains("B/copy &quot;box&quot;: a TMA copy moves one tensor-map box"));
+    // rows' TMA variants record their box's bytes
+    let page = render(&traced());
+    assert!(!page.contains("<td>box</td>") && !page.contains("B/copy &quot;box&quot;"));
+    assert!(page.contains(
+        "<td>tma-s3</td><td>tma</td><td>2 rows</td><td class=\"num\">3</td><td>16384</td>"
+    ));
 }
