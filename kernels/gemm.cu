@@ -22,11 +22,15 @@
 #ifndef TMA_STORE
 #define TMA_STORE 0  // 1: C leaves through shared memory and TMA stores (TMA + wgmma only)
 #endif
+#ifndef SPLIT_K
+#define SPLIT_K 0  // 1: the grid's blocks beyond one per tile split K; partial sums reduced in order (TMA + wgmma only)
+#endif
 #define TENSOR_CORES (DTYPE != 0)
 #define CE (COPY_BYTES / ESIZE)  // elements per copy unit
 static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp tile");
 static_assert(!PERSISTENT || WGMMA, "persistent blocks are built on the Hopper ring");
 static_assert((CLUSTER == 1 && !TMA_STORE) || WGMMA, "clusters and TMA stores are built on the Hopper ring");
+static_assert(!SPLIT_K || (WGMMA && !PERSISTENT && CLUSTER == 1 && !TMA_STORE), "split-K is built on the Hopper ring, one tile part per block");
 static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
 
 // Kernel parameters, passed by value as a __grid_constant__. The host mirrors this layout
@@ -41,7 +45,8 @@ struct __align__(64) GemmParams {
     int m, n, k;
     int tiles_m, tiles_n;
     int group_m;           // tile rows per raster group (consecutive blocks share B's columns in L2)
-    u64 reserved[2];
+    float* workspace;      // split-K: [splits][M][N] partial sums
+    u32* counters;         // split-K: per tile, the splits that have written their part (0 between launches)
     u64 map_a[16];         // CUtensorMaps (TMA only): A as {K, M}, boxes {BK, BM}
     u64 map_b[16];         // B as {K, N}, boxes {BK, BN / CLUSTER} (B [N x K]), or {N, K}, boxes {64, BK} (B [K x N])
     u64 map_c[16];         // C as {N, M}, boxes {64, 64} (TMA_STORE only)
@@ -90,6 +95,7 @@ struct GemmTiles {
     const GemmParams& p;
     int rank;  // this CTA's rank in its cluster: which BM rows of the cluster's tile it computes
     int m0, n0, ksteps, nsteps;
+    int tile, split, splits, kfirst;  // split-K: the tile, its part of K (slices kfirst..+ksteps) of splits
 
     __device__ __forceinline__ GemmTiles(const GemmParams& params) : p(params) {
 #if CLUSTER > 1
@@ -97,8 +103,20 @@ struct GemmTiles {
 #else
         rank = 0;
 #endif
-        corner(blockIdx.x / CLUSTER, m0, n0);
+        tile = (int)blockIdx.x / CLUSTER;
+        split = 0;
+        splits = 1;
+        kfirst = 0;
         ksteps = (p.k + BK - 1) / BK;
+#if SPLIT_K
+        // split-major: block b computes tile b % tiles() over the (b / tiles())-th part of K
+        tile = (int)blockIdx.x % tiles();
+        split = (int)blockIdx.x / tiles();
+        splits = (int)gridDim.x / tiles();
+        kfirst = split * ksteps / splits;
+        ksteps = (split + 1) * ksteps / splits - kfirst;
+#endif
+        corner(tile, m0, n0);
 #if WGMMA
         loading = first();
 #endif
@@ -133,7 +151,7 @@ struct GemmTiles {
         int slice, tile, m, n;
     };
     __device__ __forceinline__ Cursor first() const {
-        Cursor c{0, (int)blockIdx.x / CLUSTER, m0, n0};
+        Cursor c{0, tile, m0, n0};
         return c;
     }
     __device__ __forceinline__ void step_on(Cursor& c) const {
@@ -228,7 +246,7 @@ struct GemmTiles {
     }
     // Called for steps 0, 1, 2, ... in order, by the one producing thread.
     __device__ __forceinline__ void tma_load(unsigned char* slot, int, u64* bar) const {
-        const int k0 = loading.slice * BK, m = loading.m, n = loading.n;
+        const int k0 = (kfirst + loading.slice) * BK, m = loading.m, n = loading.n;
         tma_load_2d(slot, p.map_a, k0, m, bar);
 #if CLUSTER > 1
         constexpr unsigned short ALL = (1U << CLUSTER) - 1U;

@@ -363,7 +363,10 @@ fn a_share_taken_at_one_clock_replaces_the_starred_one() {
     // as the run recorded it: cuBLAS timed while its clock fell, so the plain shares flatter
     let starred = formats::run::markdown(&r);
     assert!(starred.contains("| 111.0* |"), "{starred}");
-    assert!(starred.contains("% of cuBLAS*: cuBLAS's SM clock moved"), "{starred}");
+    assert!(
+        starred.contains("% of cuBLAS*: cuBLAS's SM clock moved"),
+        "{starred}"
+    );
     let round = |cublas: f64, ours: f64| PairedRound {
         reference_ms: cublas,
         subject_ms: ours,
@@ -371,7 +374,11 @@ fn a_share_taken_at_one_clock_replaces_the_starred_one() {
         subject_mhz: Some(1770),
     };
     for v in r.variants.iter_mut().filter(|v| v.perf.is_some()) {
-        let slower = if v.name == "tma-wgmma-ws-s4" { 1.0 } else { 2.0 };
+        let slower = if v.name == "tma-wgmma-ws-s4" {
+            1.0
+        } else {
+            2.0
+        };
         v.perf.as_mut().unwrap().matched = Matched::of(vec![
             round(1.0, slower + 0.05),
             round(1.0, slower + 0.07),
@@ -384,5 +391,8 @@ fn a_share_taken_at_one_clock_replaces_the_starred_one() {
         .find(|l| l.starts_with("| tma-wgmma-ws-s4 |"))
         .unwrap();
     assert!(row.contains("| 94.3 |"), "{row}");
-    assert!(!md.contains("% of cuBLAS*"), "every share taken at one clock: {md}");
+    assert!(
+        !md.contains("% of cuBLAS*"),
+        "every share taken at one clock: {md}"
+    );
 }

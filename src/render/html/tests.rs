@@ -148,7 +148,7 @@ fn the_gemm_page_shows_cublas_every_variant_and_one_chart() {
     assert_eq!(page.matches("<g class=\"legend\">").count(), 1);
     for text in [
         &chart::VENDOR_TITLE.replace('\'', "&apos;"),
-        "TFLOP/s over cuBLAS&apos;s in this run",
+        "speed over cuBLAS&apos;s in this run, at one SM clock",
         "cuBLAS in this run: 804.7 TFLOP/s",
         "13.1.0",
         "% of cuBLAS",

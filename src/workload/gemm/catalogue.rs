@@ -116,6 +116,14 @@ pub fn fit(v: &GemmVariant, problems: &[&Problem]) -> GemmVariant {
 /// Why `v` cannot take `p`, if it cannot.
 pub fn can_implement(v: &GemmVariant, p: &Problem) -> Result<(), String> {
     let es = p.dtype.size() as u32;
+    if let Some(why) = v
+        .shape
+        .split_k
+        .then(|| super::data::split_k_unfit(p))
+        .flatten()
+    {
+        return Err(why);
+    }
     if v.mechanism == Mechanism::Tma {
         let stored = v.shape.tma_store.then_some(("C (N)", p.ldc()));
         for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())]
@@ -203,6 +211,7 @@ pub fn defines(v: &GemmVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DPERSISTENT={}", u32::from(v.shape.persistent)),
         format!("-DCLUSTER={}", v.shape.cluster),
         format!("-DTMA_STORE={}", u32::from(v.shape.tma_store)),
+        format!("-DSPLIT_K={}", u32::from(v.shape.split_k)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if registers_handed_over(v).is_some() {
@@ -230,6 +239,9 @@ pub fn completion(v: &GemmVariant) -> String {
     }
     if v.shape.cluster > 1 {
         ring.push_str(&format!("; clusters of {} CTAs: each multicasts its part of B's slice into every CTA's slot, so empty[s] counts the consumer warps of the whole cluster and the producer waits for their last releases before its block exits", v.shape.cluster));
+    }
+    if v.shape.split_k {
+        ring.push_str("; split-K: the blocks beyond one per tile each take a part of K, write its partial sums, and the last of a tile's blocks to count itself in (an atomic counter after a fence) adds the parts in split order and stores C");
     }
     if v.shape.tma_store {
         ring.push_str("; C staged in shared memory: each writer fences (fence.proxy.async), a named barrier, then one thread's TMA store; cp.async.bulk.wait_group.read before a buffer is staged again");

@@ -32,7 +32,9 @@ pub struct GemmParams {
     pub tiles_m: i32,
     pub tiles_n: i32,
     pub group_m: i32,
-    pub reserved: [u64; 2],
+    /// Split-K: the partial sums, [splits][M][N] f32, and a counter per tile (zero between launches).
+    pub workspace: u64,
+    pub counters: u64,
     /// CUtensorMaps of A and B (TMA variants; zeros otherwise), and of C (TMA stores).
     pub map_a: [u64; 16],
     pub map_b: [u64; 16],
@@ -62,7 +64,8 @@ impl GemmParams {
             tiles_m: p.m.div_ceil(tile.bm as usize) as i32,
             tiles_n: p.n.div_ceil(tile.bn as usize) as i32,
             group_m: GROUP_M as i32,
-            reserved: [0; 2],
+            workspace: 0,
+            counters: 0,
             map_a: [0; 16],
             map_b: [0; 16],
             map_c: [0; 16],
@@ -178,13 +181,39 @@ impl Inputs {
     }
 }
 
-/// A problem's matrices on the device, and a zero source for the copies past an edge.
+/// The most parts a split-K launch divides K into.
+pub const MAX_SPLITS: u32 = 16;
+/// The largest split-K workspace a problem gets (MAX_SPLITS planes of M x N f32 partial sums):
+/// split-K is for problems of few tiles, such as a decode step's.
+pub const WORKSPACE_LIMIT: usize = 256 << 20;
+
+fn workspace_bytes(p: &Problem) -> usize {
+    MAX_SPLITS as usize * p.m * p.n * 4
+}
+
+/// Why a split-K variant cannot take `p`, if it cannot: its partial sums would not fit.
+pub fn split_k_unfit(p: &Problem) -> Option<String> {
+    (workspace_bytes(p) > WORKSPACE_LIMIT).then(|| {
+        format!(
+            "split-K keeps up to {MAX_SPLITS} planes of M x N f32 partial sums, at most {} MiB: M x N = {} x {} needs {} MiB; it is for problems of few tiles (decode shapes)",
+            WORKSPACE_LIMIT >> 20,
+            p.m,
+            p.n,
+            workspace_bytes(p) >> 20
+        )
+    })
+}
+
+/// A problem's matrices on the device, a zero source for the copies past an edge, and where the
+/// problem takes split-K, its partial sums and per-tile counters (zeroed once; every launch
+/// leaves them zero).
 pub struct Buffers {
     pub problem: Problem,
     pub a: DevBuf,
     pub b: DevBuf,
     pub c: DevBuf,
     zeros: DevBuf,
+    split: Option<(DevBuf, DevBuf)>,
 }
 
 impl Buffers {
@@ -192,12 +221,26 @@ impl Buffers {
         let p = x.problem;
         let mut zeros = gpu.alloc(256, "the zero source")?;
         gpu.fill(&mut zeros, 0)?;
+        let split = match split_k_unfit(&p) {
+            Some(_) => None,
+            None => {
+                // a counter per 64 x 64 tile covers every split-K tile
+                let tiles = p.m.div_ceil(64) * p.n.div_ceil(64);
+                let mut counters = gpu.alloc(tiles * 4, "the split-K counters")?;
+                gpu.fill(&mut counters, 0)?;
+                Some((
+                    gpu.alloc(workspace_bytes(&p), "the split-K partial sums")?,
+                    counters,
+                ))
+            }
+        };
         Ok(Buffers {
             problem: p,
             a: gpu.upload(&x.a, "A")?,
             b: gpu.upload(&x.b, "B")?,
             c: gpu.alloc(p.m * p.n * p.dtype.size(), "C")?,
             zeros,
+            split,
         })
     }
 
@@ -218,6 +261,10 @@ impl Buffers {
         }
         if v.shape.tma_store {
             params.map_c = encode_tensor_map(&store_map(&self.problem, ptrs.2))?;
+        }
+        if let (true, Some((workspace, counters))) = (v.shape.split_k, &self.split) {
+            params.workspace = gpu.ptr(workspace);
+            params.counters = gpu.ptr(counters);
         }
         Ok(params)
     }

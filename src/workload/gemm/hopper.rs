@@ -17,6 +17,15 @@ impl Tile {
         };
         Tile { wgmma: true, ..t }
     }
+
+    /// A Hopper tile of 64 rows (one wgmma block of N = 128 on one warpgroup) for a few rows of
+    /// A (decode): a 128-row tile would hold mostly zeros.
+    pub fn hopper_short() -> Tile {
+        Tile {
+            wgmma: true,
+            ..Tile::new(64, 128, 64, 4, 1, 1)
+        }
+    }
 }
 
 /// The steps of the Hopper ladder as built, in order: what each adds over the one before.
@@ -90,12 +99,31 @@ pub(super) fn variant(stages: u32, b: Build) -> GemmVariant {
             persistent: b.persistent,
             cluster: if b.multicast { 2 } else { 1 },
             tma_store: b.tma_store,
+            split_k: false,
+        })
+    }
+}
+
+/// A split-K variant: the plain ring on `tile`, the grid's blocks beyond one per tile each taking
+/// a part of K (a problem of few tiles, such as a decode step's, then fills the GPU), their partial
+/// sums added in split order by the last of a tile's blocks. Named for its tile where it is not
+/// the plain ring's.
+pub(super) fn split_k(stages: u32, tile: Tile) -> GemmVariant {
+    let mut name = format!("tma-wgmma-sk-s{stages}");
+    if tile != Tile::hopper(false) {
+        name = format!("{name}-{}", tile.label());
+    }
+    Variant {
+        name,
+        ..Pipe::ring(Mechanism::Tma, stages, false).shaped(GemmShape {
+            split_k: true,
+            ..GemmShape::plain(tile)
         })
     }
 }
 
 /// The Hopper variants of a 16-bit catalogue: the plain ring at 2..6 stages, warp-specialised at
-/// 2..4, persistent at 3 and 4, and the cluster and TMA-store rungs at 4.
+/// 2..4, persistent at 3 and 4, the cluster and TMA-store rungs at 4, and split-K for few tiles.
 pub(super) fn catalogue() -> Vec<GemmVariant> {
     let persistent = Build {
         persistent: true,
@@ -130,6 +158,11 @@ pub(super) fn catalogue() -> Vec<GemmVariant> {
         .chain((2..=4).map(|s| variant(s, Build::WS)))
         .chain((3..=4).map(|s| variant(s, persistent)))
         .chain(rungs.map(|b| variant(4, b)))
+        .chain([
+            split_k(3, Tile::hopper(false)),
+            split_k(4, Tile::hopper_short()),
+            split_k(6, Tile::hopper_short()),
+        ])
         .collect()
 }
 
@@ -219,7 +252,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.shape.tile.wgmma)
             .collect();
-        assert_eq!(hopper.len(), 15);
+        assert_eq!(hopper.len(), 18);
         for v in &hopper {
             assert_eq!(
                 v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
@@ -274,5 +307,39 @@ mod tests {
         assert_eq!(super::super::catalogue::controls(DType::F32).len(), 7);
         assert_eq!(super::super::catalogue::controls(DType::F16).len(), 7);
         assert_eq!(super::super::catalogue::controls(DType::Bf16).len(), 16);
+    }
+
+    #[test]
+    fn split_k_fills_the_resident_blocks_of_a_few_tiles_problem_and_no_more() {
+        use crate::workload::{Grid, Workload};
+        let gemm = crate::workload::gemm::Gemm;
+        let short = split_k(4, Tile::hopper_short());
+        assert_eq!(short.name, "tma-wgmma-sk-s4-64x128x64-4w");
+        assert_eq!(split_k(3, Tile::hopper(false)).name, "tma-wgmma-sk-s3");
+        // a decode step: 16 x 14336 x 4096, 112 tiles of 64 x 128, 264 blocks resident
+        let decode = Problem::new(16, 14336, 4096, Layout::Nk, DType::Bf16).unwrap();
+        assert_eq!(gemm.grid(&short, &decode, Grid::Persistent, 264), 224);
+        // no more parts than K has slices, nor than MAX_SPLITS
+        let short_k = Problem::new(16, 14336, 128, Layout::Nk, DType::Bf16).unwrap();
+        assert_eq!(
+            gemm.grid(&short, &short_k, Grid::Persistent, 264 * 8),
+            112 * 2
+        );
+        assert_eq!(
+            gemm.grid(&short, &decode, Grid::Persistent, 264 * 100),
+            112 * 16
+        );
+        // more tiles than resident blocks: one block a tile
+        let big = Problem::new(4096, 512, 4096, Layout::Nk, DType::Bf16).unwrap();
+        assert_eq!(gemm.grid(&short, &big, Grid::Persistent, 132), 64 * 4);
+        assert!(can_implement(&short, &decode).is_ok());
+        let square = Problem::new(4096, 4096, 4096, Layout::Nk, DType::Bf16).unwrap();
+        let why = can_implement(&short, &square).unwrap_err();
+        assert!(
+            why.contains("split-K") && why.contains("4096 x 4096"),
+            "{why}"
+        );
+        assert!(defines(&short, &decode, Instrument::CLEAN).contains(&"-DSPLIT_K=1".to_string()));
+        assert!(completion(&short).contains("split order"));
     }
 }

@@ -237,6 +237,11 @@ impl Workload for Gemm {
     fn grid(&self, v: &GemmVariant, p: &Problem, _grid: Grid, resident: u32) -> u32 {
         let (t, c) = (&v.shape.tile, v.shape.cluster.max(1));
         let tiles = (p.m.div_ceil((c * t.bm) as usize) * p.n.div_ceil(t.bn as usize)) as u32;
+        if v.shape.split_k {
+            // as many parts of K as keep every tile's blocks resident at once
+            let slices = p.k.div_ceil(t.bk as usize) as u32;
+            return tiles * (resident / tiles).clamp(1, data::MAX_SPLITS.min(slices));
+        }
         let clusters = match v.shape.persistent {
             true => tiles.min((resident / c).max(1)),
             false => tiles,

@@ -97,7 +97,8 @@ impl Tile {
 
 /// A GEMM variant's shape: the block tile it moves slices for, whether a block per SM walks many
 /// tiles (persistent) or each block computes one, the CTAs of a cluster that share B's slices by
-/// TMA multicast (1: none), and whether C leaves through shared memory by TMA stores.
+/// TMA multicast (1: none), whether C leaves through shared memory by TMA stores, and whether a
+/// problem of few tiles splits K over the GPU's other blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GemmShape {
     pub tile: Tile,
@@ -107,6 +108,9 @@ pub struct GemmShape {
     pub cluster: u32,
     #[serde(default)]
     pub tma_store: bool,
+    /// Beyond a block per tile, the grid's blocks split K, their partial sums reduced in order.
+    #[serde(default)]
+    pub split_k: bool,
 }
 
 fn one() -> u32 {
@@ -121,6 +125,7 @@ impl GemmShape {
             persistent: false,
             cluster: 1,
             tma_store: false,
+            split_k: false,
         }
     }
 }
