@@ -12,6 +12,8 @@
 #   sass NAME W DTYPE VARIANT...  SASS listings (host-test fixtures)
 #   sweep NAME ARG...         one `tilepipe sweep ARG...`
 #   sanitize NAME TOOLS       compute-sanitizer TOOLS (racecheck,synccheck,memcheck) on a small suite
+#   gemm-shapes NAME LAYOUT VARIANTS MxNxK...  `run --workload gemm` (bf16) on each shape, the
+#                             variants named beside cuBLAS (its share taken at one clock)
 set -u
 out=${1:?usage: scripts/device.sh OUTDIR STEP [ARG...]}
 step=${2:?usage: scripts/device.sh OUTDIR STEP [ARG...]}
@@ -64,6 +66,14 @@ case $step in
   sanitize)
     timeout 400 $bin check --dtypes bf16 --suite-hidden 4096 --runs 1 --variants sync --sanitize "$1" --out "$d" > "$d/sanitize.log" 2>&1
     echo "exit $?"; grep -E "^FAIL|racecheck|synccheck|memcheck|passed, " "$d/sanitize.log" | cut -c1-200 | tail -40 ;;
+  gemm-shapes)
+    layout=$1; variants=$2; shift 2
+    for shape in "$@"; do
+      IFS=x read -r m n k <<< "$shape"
+      timeout ${RUN_TIMEOUT:-200} $bin run --workload gemm --dtype bf16 --layout "$layout" --m "$m" --n "$n" --k "$k" \
+        --variants "$variants" --out "$d/$shape" > "$d/$shape.log" 2>&1
+      echo "--- $shape exit $?"; summary "$d/$shape.log" 30
+    done ;;
   *) echo "unknown step $step"; exit 2 ;;
 esac
 tar -C "$out" -czf "$out/$name.tgz" "$name" && rm -rf "$d"
