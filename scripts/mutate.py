@@ -117,7 +117,7 @@ mutant("ring-phase-hardcoded-2", "pipeline/pipeline.cuh",
        "phase flip on wrap", ["wait-parity"], rows=["tma-s3", "bulk-s3", "tma-ws-s3"],
        gemm=["tma-wgmma-s3", "tma-wgmma-ws-s3"], clean=["tma-s2", "bulk-s2"])
 mutant("ring-empty-count-short", "pipeline/ring.cuh",
-       [("bar_init(m, &empty[s], STAGES + s, NWARPS_C);", "bar_init(m, &empty[s], STAGES + s, NWARPS_C - 1);")],
+       [("bar_init(m, &empty[s], STAGES + s, NWARPS_C * CLUSTER);", "bar_init(m, &empty[s], STAGES + s, NWARPS_C * CLUSTER - 1);")],
        "empty[s] completes after all consumer warps but one released the slot",
        "mbarrier init", ["init-count"], rows=RING_ROWS, gemm=WGMMA)
 mutant("ring-no-init-fence", "pipeline/ring.cuh",
@@ -125,7 +125,7 @@ mutant("ring-no-init-fence", "pipeline/ring.cuh",
        "no fence.mbarrier_init after the ring's inits: the async proxy may complete copies on stale barriers",
        "fence", ["fence-missing"], rows=RING_ROWS, gemm=WGMMA)
 mutant("ring-no-init-sync", "pipeline/ring.cuh",
-       [("    }\n    m.sync();\n    RingState<STAGES> fill, read;\n", "    }\n    RingState<STAGES> fill, read;\n")],
+       [("    }\n    m.sync();\n#if CLUSTER > 1\n", "    }\n#if CLUSTER > 1\n")],
        "no bar.sync after thread 0 initialises the ring's barriers: other warps may wait on them first",
        "mbarrier init", ["init-unsynced", "init-missing"], rows=RING_ROWS, gemm=WGMMA)
 mutant("tma-tail-tx-rows", "pipeline/ring.cuh",

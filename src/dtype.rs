@@ -26,6 +26,36 @@ pub struct Tolerance {
 impl DType {
     pub const ALL: [DType; 3] = [DType::F32, DType::F16, DType::Bf16];
 
+    /// `n` standard normal values rounded to this precision, as the GPU receives them (bytes)
+    /// and as f32 values of exactly those rounded numbers (what a host reference reads); in
+    /// parallel chunks, each seeded from `seed` and its index.
+    pub fn normal(self, n: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
+        use rand::SeedableRng;
+        use rand_distr::Distribution;
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 16;
+        let vals: Vec<f32> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .flat_map_iter(|c| {
+                let mut rng = rand::rngs::SmallRng::seed_from_u64(
+                    seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                );
+                let len = CHUNK.min(n - c * CHUNK);
+                (0..len)
+                    .map(move |_| {
+                        let v: f32 = rand_distr::StandardNormal.sample(&mut rng);
+                        let mut b = Vec::with_capacity(4);
+                        self.push(v, &mut b);
+                        self.get(&b, 0) as f32
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut bytes = Vec::with_capacity(n * self.size());
+        vals.iter().for_each(|&v| self.push(v, &mut bytes));
+        (bytes, vals)
+    }
+
     pub fn size(self) -> usize {
         match self {
             DType::F32 => 4,

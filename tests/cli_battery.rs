@@ -103,11 +103,51 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (
         &["run", "--workload", "nosuch"],
-        "no workload 'nosuch' (allowed: rmsnorm, copy, gemm)",
+        "no workload 'nosuch' (allowed: rmsnorm, copy, gemm, attention)",
     ),
     (
         &["run", "--workload", "gemm", "--layout", "xy"],
         "[possible values: kn, nk]",
+    ),
+    (
+        &["run", "--workload", "attention", "--dtype", "f32"],
+        "--dtype f32: attention runs on 16-bit tensor-core MMAs (allowed: f16, bf16)",
+    ),
+    (
+        &["run", "--workload", "attention", "--head-dim", "96"],
+        "head dim 96: the kernels are built for 64 and 128",
+    ),
+    (
+        &["run", "--workload", "attention", "--seqlen", "0"],
+        "seqlen = 0: allowed 1..=1048576",
+    ),
+    (
+        &["run", "--workload", "attention", "--m", "5"],
+        "--m not taken by --workload attention (allowed: --dtype, --batch, --heads, --seqlen, --head-dim, --causal)",
+    ),
+    (
+        &["run", "--workload", "gemm", "--causal"],
+        "--causal not taken by --workload gemm",
+    ),
+    (
+        &["run", "--seqlen", "64"],
+        "--seqlen not taken by --workload rmsnorm",
+    ),
+    (
+        &["check", "--workload", "attention", "--head-dims", "64,96"],
+        "'96' is not a head dimension the kernels are built for (allowed: 64, 128)",
+    ),
+    (
+        &["check", "--workload", "attention", "--layouts", "kn"],
+        "--layouts not taken by --workload attention (allowed: --head-dims)",
+    ),
+    (
+        &["check", "--workload", "attention", "--dtypes", "f32"],
+        "allowed: f16, bf16",
+    ),
+    (
+        &["check", "--workload", "gemm", "--head-dims", "64"],
+        "--head-dims not taken by --workload gemm (allowed: --layouts)",
     ),
     (
         &["check", "--workload", "gemm", "--layouts", "xy"],
@@ -379,11 +419,11 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (
         &["run", "--workload", ""],
-        "no workload '' (allowed: rmsnorm, copy, gemm)",
+        "no workload '' (allowed: rmsnorm, copy, gemm, attention)",
     ),
     (
         &["run", "--workload", "GEMM"],
-        "no workload 'GEMM' (allowed: rmsnorm, copy, gemm)",
+        "no workload 'GEMM' (allowed: rmsnorm, copy, gemm, attention)",
     ),
     (
         &["run", "--format", "xml"],
@@ -675,7 +715,7 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (
         &["check", "--workload", "nosuch"],
-        "no workload 'nosuch' (allowed: rmsnorm, copy, gemm)",
+        "no workload 'nosuch' (allowed: rmsnorm, copy, gemm, attention)",
     ),
     (&["check", "extra"], "unexpected argument 'extra' found"),
     // sweep
@@ -1093,7 +1133,7 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (
         &["sass", "sync", "--arch", "sm_90", "--workload", "nosuch"],
-        "no workload 'nosuch' (allowed: rmsnorm, copy, gemm)",
+        "no workload 'nosuch' (allowed: rmsnorm, copy, gemm, attention)",
     ),
     (
         &["sass", "sync", "--arch", "sm_90", "--seed", "x"],
@@ -1836,6 +1876,14 @@ const BATTERY: &[(&[&str], &str)] = &[
 /// so the refusal was of that input alone. Without a GPU, past every judgement is exit 0 for a
 /// host-only command and the no-GPU message (exit 1) for one that would open the GPU next.
 const MENDED: &[(&[&str], &[&str])] = &[
+    (
+        &["run", "--workload", "attention", "--head-dim", "96"],
+        &["run", "--workload", "attention", "--head-dim", "64"],
+    ),
+    (
+        &["check", "--workload", "attention", "--head-dims", "64,96"],
+        &["check", "--workload", "attention", "--head-dims", "64,128"],
+    ),
     (&["run", "--warmup", "-1"], &["run", "--warmup", "1"]),
     (&["run", "--repeats", "0"], &["run", "--repeats", "5"]),
     (&["run", "--tokens", "-5"], &["run", "--tokens", "5"]),

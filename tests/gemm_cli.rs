@@ -56,7 +56,7 @@ fn gemm_arguments_are_judged_before_the_gpu_opens() {
         ),
         (
             vec!["run", "--workload", "nosuch"],
-            "no workload 'nosuch' (allowed: rmsnorm, copy, gemm)",
+            "no workload 'nosuch' (allowed: rmsnorm, copy, gemm, attention)",
         ),
         (
             vec!["sweep", "--workload", "gemm", "--axis", "k=64,0"],

@@ -49,6 +49,8 @@
 #define CTL_TX_LONG 11           // mbarrier: expect_tx announces 16 bytes more than the copies bring (never completes)
 #define CTL_RELEASE_LOCAL 12     // cluster: a consumer releases its own CTA's slot, not the partner's whose multicasts fill it too
 #define CTL_STORE_UNFENCED 13    // TMA store: the staged tile is stored with no fence.proxy.async after the threads' writes
+#define CTL_NO_RESCALE 14        // attention: O is not rescaled when a row's maximum moves (a numerical control)
+#define CTL_MASK_SHIFTED 15      // attention: the causal mask shows each query one key more (a numerical control)
 
 // The part of every workload's Params that the pipeline itself uses. The host mirrors it
 // (engine::Ctl); both sides assert its size.

@@ -46,6 +46,21 @@ pub struct ProblemArgs {
     /// [default: kn].
     #[arg(long, value_enum)]
     pub layout: Option<Layout>,
+    /// Attention: sequences in the batch [default: 4].
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
+    pub batch: Option<usize>,
+    /// Attention: heads of each sequence [default: 16].
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
+    pub heads: Option<usize>,
+    /// Attention: tokens of each sequence, queries and keys alike [default: 4096].
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
+    pub seqlen: Option<usize>,
+    /// Attention: elements of a head, 64 or 128 [default: 128].
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
+    pub head_dim: Option<usize>,
+    /// Attention: a causal mask (query i sees keys 0..=i) [default: none].
+    #[arg(long)]
+    pub causal: bool,
     /// Element type: f32, f16, bf16 [default: bf16].
     #[arg(long)]
     pub dtype: Option<DType>,
@@ -84,6 +99,11 @@ impl ProblemArgs {
             n: self.n,
             k: self.k,
             layout: self.layout,
+            batch: self.batch,
+            heads: self.heads,
+            seqlen: self.seqlen,
+            head_dim: self.head_dim,
+            causal: self.causal.then_some(true),
         }
     }
 
@@ -152,7 +172,7 @@ fn workload_name(name: &str) -> Result<String, String> {
 #[derive(Args, Clone)]
 pub struct GpuArgs {
     /// What the kernels compute on each tile: rmsnorm (RMSNorm + GELU over row tiles), copy (the
-    /// identity, movement alone) or gemm (C = A B).
+    /// identity, movement alone), gemm (C = A B) or attention (softmax(Q K^T) V, K/V tiles).
     #[arg(long, default_value = "rmsnorm", value_parser = workload_name)]
     pub workload: String,
     /// GPU ordinal.

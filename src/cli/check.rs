@@ -16,15 +16,18 @@ use tilepipe::workload::{Visitor, Workload};
 pub struct CheckArgs {
     #[command(flatten)]
     gpu: GpuArgs,
-    /// Precisions, comma-separated.
-    #[arg(long, default_value = "f32,f16,bf16")]
-    dtypes: String,
+    /// Precisions, comma-separated [default: the workload's: f32,f16,bf16; attention f16,bf16].
+    #[arg(long)]
+    dtypes: Option<String>,
     /// Row workloads: hidden sizes of the suite's shapes, comma-separated [default: 4096,1544].
     #[arg(long)]
     suite_hidden: Option<String>,
     /// GEMM: B's layouts, comma-separated (kn: [K x N], nk: [N x K]) [default: kn,nk].
     #[arg(long)]
     layouts: Option<String>,
+    /// Attention: head dimensions, comma-separated (64, 128) [default: 64,128].
+    #[arg(long)]
+    head_dims: Option<String>,
     /// Variants and controls by name or prefix, comma-separated.
     #[arg(long)]
     variants: Option<String>,
@@ -71,8 +74,14 @@ impl Visitor for CheckArgs {
 
     fn visit<W: Workload>(self, w: &'static W) -> Self::Output {
         let a = self;
-        let dtypes = a
-            .dtypes
+        let given = a.dtypes.clone().unwrap_or_else(|| {
+            w.dtypes()
+                .iter()
+                .map(|d| d.name())
+                .collect::<Vec<_>>()
+                .join(",")
+        });
+        let dtypes = given
             .split(',')
             .map(|s| s.trim().parse::<DType>())
             .collect::<Result<Vec<_>, _>>()?;
@@ -81,6 +90,7 @@ impl Visitor for CheckArgs {
         for (flag, value) in [
             ("--suite-hidden", &a.suite_hidden),
             ("--layouts", &a.layouts),
+            ("--head-dims", &a.head_dims),
         ] {
             match (value, flag == w.suite_axis()) {
                 (Some(v), true) => axis = Some(v.clone()),
@@ -102,7 +112,7 @@ impl Visitor for CheckArgs {
             anyhow::bail!(tilepipe::Error::InvalidArgument(format!(
                 "the suite group {label} is named twice (--dtypes {}{}): allowed: each precision and \
                  each {} value once",
-                a.dtypes,
+                given,
                 axis.as_deref()
                     .map_or(String::new(), |v| format!(", {} {v}", w.suite_axis())),
                 w.suite_axis()

@@ -161,6 +161,11 @@ pub enum Control {
     ReleaseLocal,
     /// TMA store: the staged tile is stored with no fence.proxy.async after the threads' writes.
     StoreUnfenced,
+    /// Attention: O is not rescaled when a row's running maximum moves (a numerical control).
+    NoRescale,
+    /// Attention: the causal mask shows each query one key more than it may see (a numerical
+    /// control).
+    MaskShifted,
 }
 
 impl Control {
@@ -182,6 +187,8 @@ impl Control {
             Control::WrongBox => 0,
             Control::ReleaseLocal => 12,
             Control::StoreUnfenced => 13,
+            Control::NoRescale => 14,
+            Control::MaskShifted => 15,
         }
     }
 
@@ -216,6 +223,8 @@ impl Control {
             Control::StoreUnfenced => {
                 "TMA store of a staged tile with no fence.proxy.async after the threads' writes"
             }
+            Control::NoRescale => "O not rescaled when a row's running maximum moves",
+            Control::MaskShifted => "causal mask one key late: each query sees the key after it",
         }
     }
 }

@@ -7,6 +7,7 @@
 //! Adding a workload: its compute body on the pipeline templates (`kernels/<name>.cu`), its folder
 //! here implementing `Workload`, and one line in the `workloads!` list below.
 
+pub mod attention;
 pub mod copy;
 pub mod gemm;
 pub mod rmsnorm;
@@ -134,6 +135,12 @@ pub struct ProblemFlags {
     pub n: Option<usize>,
     pub k: Option<usize>,
     pub layout: Option<gemm::Layout>,
+    pub batch: Option<usize>,
+    pub heads: Option<usize>,
+    pub seqlen: Option<usize>,
+    pub head_dim: Option<usize>,
+    /// `--causal` given (a switch: None when absent).
+    pub causal: Option<bool>,
 }
 
 impl ProblemFlags {
@@ -151,6 +158,11 @@ impl ProblemFlags {
             ("--n", self.n.is_some()),
             ("--k", self.k.is_some()),
             ("--layout", self.layout.is_some()),
+            ("--batch", self.batch.is_some()),
+            ("--heads", self.heads.is_some()),
+            ("--seqlen", self.seqlen.is_some()),
+            ("--head-dim", self.head_dim.is_some()),
+            ("--causal", self.causal.is_some()),
         ];
         given
             .into_iter()
@@ -204,6 +216,11 @@ pub trait Workload: Send + Sync + 'static {
     fn problem(&self, flags: &ProblemFlags) -> Result<Self::Problem>;
     /// The command-line flags that describe `p` (for a process started to run part of the work).
     fn problem_args(&self, p: &Self::Problem) -> Vec<String>;
+
+    /// The precisions the workload is built for (a suite's default).
+    fn dtypes(&self) -> &'static [DType] {
+        &DType::ALL
+    }
 
     /// The correct variants for `dtype`, sequential baseline first.
     fn catalogue(&self, dtype: DType) -> Vec<Variant<Self::Shape>>;
@@ -455,6 +472,7 @@ workloads! {
     "rmsnorm" => rows::Rows(&rmsnorm::RmsNorm),
     "copy" => rows::Rows(&copy::Copy),
     "gemm" => gemm::Gemm,
+    "attention" => attention::Attention,
 }
 
 #[cfg(test)]
@@ -485,7 +503,7 @@ mod tests {
         }
         let e = visit("attn", SanitizeDefaults).unwrap_err().to_string();
         assert!(
-            e.contains("no workload 'attn'") && e.contains("rmsnorm, copy, gemm"),
+            e.contains("no workload 'attn'") && e.contains("rmsnorm, copy, gemm, attention"),
             "{e}"
         );
     }

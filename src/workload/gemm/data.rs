@@ -5,14 +5,9 @@
 use super::tile::{GemmShape, GemmVariant, Tile};
 use super::{Layout, Problem, reference};
 use crate::Result;
-use crate::dtype::DType;
 use crate::gpu::{DevBuf, Gpu, L2Promotion, OobFill, Swizzle, TensorMapSpec, encode_tensor_map};
 use crate::pipeline::{Control, Ctl, Mechanism};
 use bytemuck::{Pod, Zeroable};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
-use rand_distr::{Distribution, StandardNormal};
-use rayon::prelude::*;
 
 /// Kernel parameters (`struct GemmParams` in kernels/gemm.cu); pointers as device addresses.
 #[repr(C, align(64))]
@@ -142,34 +137,10 @@ pub struct Inputs {
     pub elements: Vec<(usize, usize)>,
 }
 
-/// `n` standard normal values rounded to `dtype`, in parallel chunks each seeded from `seed`.
-fn normal(n: usize, dtype: DType, seed: u64) -> (Vec<u8>, Vec<f32>) {
-    const CHUNK: usize = 1 << 16;
-    let vals: Vec<f32> = (0..n.div_ceil(CHUNK))
-        .into_par_iter()
-        .flat_map_iter(|c| {
-            let mut rng =
-                SmallRng::seed_from_u64(seed ^ (c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            let len = CHUNK.min(n - c * CHUNK);
-            (0..len)
-                .map(move |_| {
-                    let v: f32 = StandardNormal.sample(&mut rng);
-                    let mut b = Vec::with_capacity(4);
-                    dtype.push(v, &mut b);
-                    dtype.get(&b, 0) as f32
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    let mut bytes = Vec::with_capacity(n * dtype.size());
-    vals.iter().for_each(|&v| dtype.push(v, &mut bytes));
-    (bytes, vals)
-}
-
 impl Inputs {
     pub fn new(problem: Problem, seed: u64) -> Inputs {
-        let (a, a_vals) = normal(problem.m * problem.k, problem.dtype, seed);
-        let (b, b_vals) = normal(problem.k * problem.n, problem.dtype, seed ^ 0xB0B);
+        let (a, a_vals) = problem.dtype.normal(problem.m * problem.k, seed);
+        let (b, b_vals) = problem.dtype.normal(problem.k * problem.n, seed ^ 0xB0B);
         Inputs {
             problem,
             a,
@@ -273,6 +244,7 @@ impl Buffers {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dtype::DType;
     use crate::workload::gemm::Layout;
 
     #[test]

@@ -1,0 +1,141 @@
+// attention: O = softmax(Q K^T * scale [+ causal mask]) V per (batch, head), f16/bf16 in, f32
+// accumulation, Q, K, V and O each [batch x heads, seqlen, head dim] contiguous. One block per
+// BM query rows of one head; step k of a block is the k-th tile of BN keys, one slot holding that
+// tile's rows of K and of V. Every movement mechanism (kernels/pipeline/) feeds the same compute
+// body: FlashAttention-2's, on mma.sync m16n8k16 (attention/mma.cuh).
+//
+// Set by tilepipe with -D: DTYPE (1 f16, 2 bf16), HEAD_DIM (64 | 128), BM (16 query rows per
+// consumer warp), BN, CONSUMERS, and the pipeline's MECH, STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
+
+#include "common/elem.cuh"
+#include "common/hooks.cuh"
+
+#define D HEAD_DIM
+#define PANELS (D / 64)  // a tile row is PANELS 128-byte panels of 64 elements
+static_assert(DTYPE != 0 && ESIZE == 2, "attention is built on 16-bit tensor-core MMAs");
+static_assert(D % 64 == 0 && BN % 16 == 0 && BM == 16 * (CONSUMERS / 32), "16 query rows a consumer warp, whole 16-key steps");
+static_assert(COPY_BYTES == 16, "a tile row is whole 16-byte units");
+
+// Kernel parameters, passed by value as a __grid_constant__. The host mirrors this layout
+// (workload::attention::AttnParams); both sides assert its size.
+struct __align__(64) AttnParams {
+    Ctl ctl;
+    const elem_t* q;
+    const elem_t* k;
+    const elem_t* v;
+    elem_t* o;
+    const elem_t* zeros;  // the zero source: copies past the last key name it and read 0 bytes
+    int heads;            // batch x heads
+    int seqlen;
+    int q_tiles;          // tiles of BM query rows in one head
+    int causal;           // 1: key j is seen by query i only where j <= i
+    float scale_log2;     // the softmax scale x log2(e): scores go through exp2
+    u32 reserved[3];
+    u64 map_k[16];        // CUtensorMaps (TMA only): K and V as {D, seqlen, heads}, boxes {64, BN, 1}
+    u64 map_v[16];
+};
+static_assert(sizeof(AttnParams) == 384, "host and device disagree on AttnParams");
+
+// A K or V tile in a slot: BN rows of PANELS 128-byte panels, a panel's rows 128 bytes apart and
+// its 16-byte chunks XOR-swizzled by row (as a 128-byte-swizzled TMA box of 64 x BN lands), so
+// the 8 rows an ldmatrix phase reads fall in 8 distinct bank groups.
+struct KvTile {
+    static constexpr int BYTES = BN * D * ESIZE;
+    __device__ __forceinline__ static int offset(int row, int col) {
+        const int chunk = col * ESIZE / 16;
+        return chunk / 8 * BN * 128 + row * 128 + ((chunk ^ row) & 7) * 16 + col * ESIZE % 16;
+    }
+};
+
+struct AttnTiles {
+    static constexpr int UPR = D * ESIZE / 16;  // 16-byte units per row
+    static constexpr int MAX_UNITS = 2 * BN * UPR;
+    static constexpr int SLOT_BYTES = 2 * KvTile::BYTES;
+    static constexpr bool ZERO_FILL = true;
+    static constexpr bool PLAN_CHECKED = true;
+
+    const AttnParams& p;
+    int head, q0, nsteps;
+
+    // Heads walk their query tiles from the last: under a causal mask the last tile sees every key,
+    // so the longest blocks start first and the short ones fill the tail.
+    __device__ __forceinline__ AttnTiles(const AttnParams& params) : p(params) {
+        head = blockIdx.x / p.q_tiles;
+        q0 = (p.q_tiles - 1 - (int)(blockIdx.x % p.q_tiles)) * BM;
+        const int keys = p.causal ? min(p.seqlen, q0 + BM) : p.seqlen;
+        nsteps = (keys + BN - 1) / BN;
+    }
+
+    __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
+    __device__ __forceinline__ int steps() const { return nsteps; }
+    __device__ __forceinline__ bool has(int k) const { return k < nsteps; }
+    __device__ __forceinline__ int cta_rank() const { return 0; }
+    __device__ __forceinline__ void begin() {}
+    __device__ __forceinline__ void after_release(int, int) {}
+
+    // The copies of key tile k: unit u < BN x UPR is K's, the rest V's; a unit past the last key
+    // reads 0 bytes of the zero source and lands as zeros.
+    struct Step {
+        const elem_t *k, *v;
+        const char* zeros;
+        int keys;  // keys left from this tile's first
+        __device__ __forceinline__ int units() const { return MAX_UNITS; }
+        __device__ __forceinline__ CopyUnit unit(int u) const {
+            const bool is_v = u >= BN * UPR;
+            const int w = is_v ? u - BN * UPR : u, r = w / UPR, c = w % UPR * (16 / ESIZE);
+            if (r >= keys) return {zeros, 0U};
+            return {reinterpret_cast<const char*>((is_v ? v : k) + (long long)r * D + c), 16U};
+        }
+        __device__ __forceinline__ int unit_dst(int u) const {
+            const bool is_v = u >= BN * UPR;
+            const int w = is_v ? u - BN * UPR : u;
+            return is_v * KvTile::BYTES + KvTile::offset(w / UPR, w % UPR * (16 / ESIZE));
+        }
+    };
+    __device__ __forceinline__ Step step(int k) const {
+        const long long first = ((long long)head * p.seqlen + k * BN) * D;
+        return {p.k + first, p.v + first, reinterpret_cast<const char*>(p.zeros), p.seqlen - k * BN};
+    }
+    __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
+
+    // (monitor) Copy unit u of step k as the plan defines it: tensor 3 is K, 4 is V.
+    __device__ __forceinline__ const char* plan_src(int k, int u, MonPlace& at) const {
+        const bool is_v = u >= BN * UPR;
+        const int w = is_v ? u - BN * UPR : u, key = k * BN + w / UPR, c = w % UPR * (16 / ESIZE);
+        at = MonPlace{is_v ? 4 : 3, head * p.seqlen + key, c, key >= p.seqlen, p.heads * p.seqlen, D};
+        const elem_t* t = is_v ? p.v : p.k;
+        return at.past ? nullptr : reinterpret_cast<const char*>(t + ((long long)head * p.seqlen + key) * D + c);
+    }
+
+    // One tensor copy a step per tensor panel: K's and V's BN rows of 64 elements each, keys past
+    // the last landing as zeros (and counting toward the step's bytes).
+    __device__ __forceinline__ u32 tma_bytes() const { return SLOT_BYTES; }
+    __device__ __forceinline__ void tma_prefetch() const {
+        tma_prefetch_descriptor(p.map_k);
+        tma_prefetch_descriptor(p.map_v);
+    }
+    __device__ __forceinline__ void tma_load(unsigned char* slot, int k, u64* bar) const {
+#pragma unroll
+        for (int panel = 0; panel < PANELS; ++panel) {
+            tma_load_3d(slot + panel * BN * 128, p.map_k, panel * 64, k * BN, head, bar);
+            tma_load_3d(slot + KvTile::BYTES + panel * BN * 128, p.map_v, panel * 64, k * BN, head, bar);
+        }
+    }
+
+    __device__ __forceinline__ static u32 pack2(float a, float b) {
+#if DTYPE == 1
+        const __half2 h = __floats2half2_rn(a, b);
+#else
+        const __nv_bfloat162 h = __floats2bfloat162_rn(a, b);
+#endif
+        return *reinterpret_cast<const u32*>(&h);
+    }
+};
+
+#include "pipeline/pipeline.cuh"
+#include "attention/mma.cuh"
+
+extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_attention(const __grid_constant__ AttnParams p) {
+    Attention w(p);
+    run(w);
+}
