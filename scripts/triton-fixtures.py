@@ -107,17 +107,21 @@ MATMUL_SIG = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", 
               "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr"}
 MATMUL_DIV = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"]
 MATMUL_TILE = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}
-ROW_SIG = {"x_ptr": "*fp16", "out_ptr": "*fp32", "steps": "i32", "stride": "i32", "BLOCK": "constexpr"}
+ROW_SIG = {"x_ptr": "*fp16", "out_ptr": "*fp32", "steps": "i32", "stride": "i32",
+           "BLOCK": "constexpr"}
 
 # folder -> (kernel, signature, constexprs, divisible, options)
 FIXTURES = {
-    "matmul-s3": (matmul_kernel, MATMUL_SIG, MATMUL_TILE, MATMUL_DIV, dict(num_stages=3, num_warps=4)),
-    "matmul-s1": (matmul_kernel, MATMUL_SIG, MATMUL_TILE, MATMUL_DIV, dict(num_stages=1, num_warps=4)),
+    "matmul-s3": (matmul_kernel, MATMUL_SIG, MATMUL_TILE, MATMUL_DIV,
+                  dict(num_stages=3, num_warps=4)),
+    "matmul-s1": (matmul_kernel, MATMUL_SIG, MATMUL_TILE, MATMUL_DIV,
+                  dict(num_stages=1, num_warps=4)),
     "matmul-tma-persistent": (
         matmul_tma_persistent,
         {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[128, 64]>",
          "c_desc": "tensordesc<fp16[128, 128]>", "M": "i32", "N": "i32", "K": "i32",
-         "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr", "NUM_SMS": "constexpr"},
+         "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "BLOCK_K": "constexpr",
+         "NUM_SMS": "constexpr"},
         {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "NUM_SMS": 132}, [],
         dict(num_stages=3, num_warps=8)),
     "rowsum-s3": (rowsum_kernel, ROW_SIG, {"BLOCK": 1024}, ["x_ptr", "out_ptr", "stride"],

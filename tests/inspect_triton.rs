@@ -7,7 +7,7 @@
 #[path = "common/bin.rs"]
 mod bin;
 
-use bin::{assert_says, fixture, stderr_of, tilepipe};
+use bin::{assert_says, fixture, refuses, stderr_of, tilepipe};
 use serde_json::Value;
 use std::path::Path;
 
@@ -66,18 +66,46 @@ fn only(r: &Value) -> &Value {
     &ks[0]
 }
 
-/// The verdict on a kernel's claim of `mechanism` ("stages", "tma", "async"): (outcome, emitted).
-fn claim<'a>(k: &'a Value, mechanism: &str) -> (&'a str, &'a str) {
+/// The one kernel of the entry at `path`, whose inspection exits with `code`.
+fn kernel(path: &Path, code: i32) -> Value {
+    let (got, r) = inspect(path);
+    assert_eq!(got, code, "{r}");
+    only(&r).clone()
+}
+
+/// The verdict on a kernel's claim of `mechanism` ("stages", "tma", "async"), which must be
+/// `outcome`: what it says was emitted.
+fn verdict<'a>(k: &'a Value, mechanism: &str, outcome: &str) -> &'a str {
     let v = k["claims"]
         .as_array()
         .unwrap()
         .iter()
         .find(|c| c["claim"]["mechanism"] == mechanism)
         .unwrap_or_else(|| panic!("no {mechanism} claim: {}", k["claims"]));
+    assert_eq!(v["outcome"], outcome, "{v}");
+    v["emitted"].as_str().unwrap()
+}
+
+/// Resident blocks per SM and their limiter.
+fn occupancy(k: &Value) -> (u64, &str) {
+    let o = &k["resources"]["occupancy"];
     (
-        v["outcome"].as_str().unwrap(),
-        v["emitted"].as_str().unwrap(),
+        o["blocks_per_sm"].as_u64().unwrap(),
+        o["limiter"].as_str().unwrap(),
     )
+}
+
+/// The one kernel of the fixture entry `name`, which inspect passes (exit 0); None when the
+/// disassemblers are missing.
+fn passing(name: &str) -> Option<Value> {
+    tools().then(|| kernel(&entry(name), 0))
+}
+
+/// Fails, quoting `text`, unless it holds every one of `parts`.
+fn holds_all(text: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(text.contains(p), "'{p}' is not in: {text}");
+    }
 }
 
 fn set_stages(n: u32) -> impl Fn(&mut Value) {
@@ -86,117 +114,80 @@ fn set_stages(n: u32) -> impl Fn(&mut Value) {
 
 #[test]
 fn a_pipelined_matmul_keeps_its_three_cp_async_stages() {
-    if !tools() {
+    let Some(k) = passing("matmul-s3") else {
         return;
-    }
-    let (code, r) = inspect(&entry("matmul-s3"));
-    assert_eq!(code, 0, "{r}");
-    let k = only(&r);
-    let (outcome, emitted) = claim(k, "stages");
-    assert_eq!(outcome, "attested");
-    assert!(
-        emitted.starts_with("3: ") && emitted.contains("4 cp.async group(s) in flight, 2 per trip"),
-        "{emitted}"
+    };
+    holds_all(
+        verdict(&k, "stages", "attested"),
+        &["3: ", "4 cp.async group(s) in flight, 2 per trip"],
     );
-    assert_eq!(claim(k, "async").0, "attested");
-    assert!(
-        k["movement"]
-            .as_str()
-            .unwrap()
-            .contains("LDGSTS.E.BYPASS.128")
-    );
+    verdict(&k, "async", "attested");
+    let movement = k["movement"].as_str().unwrap();
+    assert!(movement.contains("LDGSTS.E.BYPASS.128"), "{movement}");
     assert_eq!(k["arch"], "sm_90a");
     // the launch is Triton's: 4 warps and 48 KiB of dynamic shared memory
     assert_eq!(k["resources"]["launch"]["threads"], 128);
     assert_eq!(k["resources"]["launch"]["dynamic_smem"], 49152);
-    let o = &k["resources"]["occupancy"];
-    assert_eq!(
-        (o["blocks_per_sm"].as_u64(), o["limiter"].as_str()),
-        (Some(3), Some("registers"))
-    );
+    assert_eq!(occupancy(&k), (3, "registers"));
     // controls: metadata claiming one stage more, or tensor descriptors, is contradicted
     let more = edited("matmul-s3", set_stages(4));
-    let (code, r) = inspect(more.path());
-    assert_eq!(code, 1);
-    let (outcome, emitted) = claim(only(&r), "stages");
-    assert_eq!((outcome, &emitted[..2]), ("contradicted", "3:"));
+    let k = kernel(more.path(), 1);
+    assert!(verdict(&k, "stages", "contradicted").starts_with("3: "));
     let tma = edited("matmul-s3", |m| {
         m["tensordesc_meta"] = serde_json::json!([{"swizzle": 3, "elem_size": 2}]);
     });
-    let (code, r) = inspect(tma.path());
-    assert_eq!(code, 1);
-    let (outcome, emitted) = claim(only(&r), "tma");
-    assert_eq!(outcome, "contradicted");
+    let k = kernel(tma.path(), 1);
+    let emitted = verdict(&k, "tma", "contradicted");
     assert!(emitted.starts_with("cp.async 16 B"), "{emitted}");
 }
 
 #[test]
 fn a_persistent_tma_matmul_is_attested_as_tma_with_its_ring() {
-    if !tools() {
+    let Some(k) = passing("matmul-tma-persistent") else {
         return;
-    }
-    let (code, r) = inspect(&entry("matmul-tma-persistent"));
-    assert_eq!(code, 0, "{r}");
-    let k = only(&r);
-    let (outcome, emitted) = claim(k, "tma");
-    assert_eq!(outcome, "attested");
-    assert!(
-        emitted.starts_with("TMA, cp.async.bulk.tensor (UTMALDG.2D"),
-        "{emitted}"
+    };
+    holds_all(
+        verdict(&k, "tma", "attested"),
+        &["TMA, cp.async.bulk.tensor (UTMALDG.2D"],
     );
-    let (outcome, emitted) = claim(k, "stages");
-    assert_eq!(outcome, "attested");
-    assert!(
-        emitted.contains("2 mbarrier fill(s) in flight, 1 per trip")
-            && emitted.contains("(3 mbarrier(s) initialised)"),
-        "{emitted}"
+    holds_all(
+        verdict(&k, "stages", "attested"),
+        &[
+            "2 mbarrier fill(s) in flight, 1 per trip",
+            "(3 mbarrier(s) initialised)",
+        ],
     );
-    let o = &k["resources"]["occupancy"];
-    assert_eq!(
-        (o["blocks_per_sm"].as_u64(), o["limiter"].as_str()),
-        (Some(1), Some("shared_memory"))
-    );
+    assert_eq!(occupancy(&k), (1, "shared_memory"));
     // control: two stages claimed of a ring that keeps three
     let fewer = edited("matmul-tma-persistent", set_stages(2));
-    let (code, r) = inspect(fewer.path());
-    assert_eq!(code, 1);
-    assert_eq!(claim(only(&r), "stages").0, "contradicted");
+    verdict(&kernel(fewer.path(), 1), "stages", "contradicted");
 }
 
 #[test]
 fn num_stages_1_is_seen_as_synchronous() {
-    if !tools() {
+    let Some(k) = passing("matmul-s1") else {
         return;
-    }
-    let (code, r) = inspect(&entry("matmul-s1"));
-    assert_eq!(code, 0, "{r}");
-    let k = only(&r);
-    assert_eq!(claim(k, "stages").0, "attested");
+    };
+    verdict(&k, "stages", "attested");
     assert_eq!(
         k["claims"].as_array().unwrap().len(),
         1,
         "one stage claims no copy"
     );
+    let movement = k["movement"].as_str().unwrap();
     assert!(
-        k["movement"]
-            .as_str()
-            .unwrap()
-            .starts_with("synchronous: global loads into registers"),
-        "{}",
-        k["movement"]
+        movement.starts_with("synchronous: global loads into registers"),
+        "{movement}"
     );
     // control: the same kernel said to keep three stages is caught on both counts
     let three = edited("matmul-s1", set_stages(3));
-    let (code, r) = inspect(three.path());
-    assert_eq!(code, 1);
-    let k = only(&r);
-    let (outcome, emitted) = claim(k, "stages");
-    assert_eq!(outcome, "contradicted");
+    let k = kernel(three.path(), 1);
+    let emitted = verdict(&k, "stages", "contradicted");
     assert!(
         emitted.starts_with("1: no loop issues an asynchronous copy"),
         "{emitted}"
     );
-    assert_eq!(claim(k, "async").0, "contradicted");
+    verdict(&k, "async", "contradicted");
 }
 
 #[test]
@@ -217,26 +208,18 @@ fn stages_the_compiler_dropped_are_claimed_3_emitted_1() {
             && text.contains("each copy is waited for in the trip that issues it"),
         "{text}"
     );
-    let (_, r) = inspect(&entry("chase-s3"));
-    assert_eq!(
-        claim(only(&r), "async").0,
-        "attested",
-        "the copy is asynchronous"
-    );
+    let k = kernel(&entry("chase-s3"), 1);
+    verdict(&k, "async", "attested");
     // a kernel without a loop
-    let (code, r) = inspect(&entry("rmsnorm-s3"));
-    assert_eq!(code, 1);
-    let (outcome, emitted) = claim(only(&r), "stages");
+    let k = kernel(&entry("rmsnorm-s3"), 1);
     assert_eq!(
-        (outcome, emitted),
-        ("contradicted", "1: no loop: nothing is pipelined")
+        verdict(&k, "stages", "contradicted"),
+        "1: no loop: nothing is pipelined"
     );
     // controls: the same kernels asked for one stage are attested
     for name in ["chase-s3", "rmsnorm-s3"] {
         let one = edited(name, set_stages(1));
-        let (code, r) = inspect(one.path());
-        assert_eq!(code, 0, "{name}: {r}");
-        assert_eq!(claim(only(&r), "stages").0, "attested", "{name}");
+        verdict(&kernel(one.path(), 0), "stages", "attested");
     }
 }
 
@@ -248,17 +231,6 @@ fn a_cache_folder_is_read_whole_and_summed_up() {
     let (code, r) = inspect(&entry(""));
     assert_eq!(code, 1, "two kernels dropped their stages");
     assert_eq!(r["kind"], "triton");
-    let verdicts: Vec<(String, String)> = r["kernels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| {
-            (
-                k["cubin"].as_str().unwrap().to_string(),
-                claim(k, "stages").0.to_string(),
-            )
-        })
-        .collect();
     let want = [
         ("chase-s3/chase_kernel.cubin", "contradicted"),
         ("matmul-s1/matmul_kernel.cubin", "attested"),
@@ -271,11 +243,12 @@ fn a_cache_folder_is_read_whole_and_summed_up() {
         // one group per trip, two slots, three stages: the rule counts trips, not slots
         ("rowsum-s3/rowsum_kernel.cubin", "attested"),
     ];
-    let want: Vec<(String, String)> = want
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    assert_eq!(verdicts, want);
+    let ks = r["kernels"].as_array().unwrap();
+    assert_eq!(ks.len(), want.len());
+    for (k, (cubin, outcome)) in ks.iter().zip(want) {
+        assert_eq!(k["cubin"], cubin);
+        verdict(k, "stages", outcome);
+    }
     let out = tilepipe()
         .args(["inspect", "--quiet"])
         .arg(entry(""))
@@ -327,10 +300,9 @@ fn what_is_not_a_readable_triton_kernel_is_refused() {
             "allowed: the NAME.json",
         ],
     );
-    refused(
-        &entry(""),
-        &["--arch", "sm_80"],
-        &["holds no cubin for sm_80 (it holds sm_90)"],
+    refuses(
+        &["inspect", &fixture("triton"), "--arch", "sm_80"],
+        "holds no cubin for sm_80 (it holds sm_90)",
     );
     // the cubin said to be for sm_35, which this CUDA's disassemblers no longer read
     let old = edited("rowsum-s3", |_| {});

@@ -41,12 +41,14 @@ def compile_kernel(fn, signature, constexprs=None, *, divisible=(), arch=90, num
     names = list(signature)
     unknown = [a for a in divisible if a not in names]
     if unknown:
-        raise ValueError(f"--divisible names {unknown}, not in the signature ({', '.join(names)})")
+        raise ValueError(f"divisible names {unknown}, not in the signature "
+                         f"(allowed: {', '.join(names)})")
     attrs = {(names.index(a),): [["tt.divisibility", 16]] for a in divisible}
     out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="tilepipe-triton-"))
     out.mkdir(parents=True, exist_ok=True)
     if any(out.iterdir()):
-        raise ValueError(f"{out} is not empty: give a new folder, so that it holds this kernel only")
+        raise ValueError(f"{out} is not empty "
+                         "(allowed: a new or empty folder, so that it holds this kernel only)")
     # Triton reads its cache folder from the environment at each compile
     before = os.environ.get("TRITON_CACHE_DIR")
     os.environ["TRITON_CACHE_DIR"] = str(out)
@@ -68,31 +70,45 @@ def inspect(fn, signature, constexprs=None, *, args=(), out=None, **compile_opti
     cache folder is kept only when `out` names it."""
     tilepipe = _tilepipe()
     with tempfile.TemporaryDirectory(prefix="tilepipe-triton-") as scratch:
-        folder = compile_kernel(fn, signature, constexprs, out=out or scratch, **compile_options)
+        folder = compile_kernel(fn, signature, constexprs, out=out or scratch,
+                                **compile_options)
         return subprocess.call([tilepipe, "inspect", str(folder), *args])
 
 
 def _tilepipe():
     found = shutil.which("tilepipe")
     if found is None:
-        raise FileNotFoundError("no `tilepipe` command on PATH: `pip install tilepipe` installs it")
+        raise FileNotFoundError("no `tilepipe` command on PATH: `pip install tilepipe` "
+                                "(or `cargo install --path .`) installs it")
     return found
 
 
 def _load(spec):
     path, _, name = spec.rpartition(":")
     if not path or not name:
-        raise ValueError(f"'{spec}' is not FILE.py:KERNEL")
+        raise ValueError(f"'{spec}' is not FILE.py:KERNEL "
+                         "(allowed: a Python file and the name of a @triton.jit function in it)")
     module_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
     if module_spec is None:
-        raise ValueError(f"{path} is not a Python file")
+        raise ValueError(f"{path} is not a Python file (allowed: FILE.py:KERNEL)")
     module = importlib.util.module_from_spec(module_spec)
     # the module's folder first, as `python FILE.py` would have it
     sys.path.insert(0, str(Path(path).resolve().parent))
     module_spec.loader.exec_module(module)
     if not hasattr(module, name):
-        raise ValueError(f"{path} defines no '{name}'")
+        raise ValueError(f"{path} defines no '{name}' "
+                         "(allowed: a @triton.jit function defined at its top level)")
     return getattr(module, name)
+
+
+def _json(flag, text):
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{flag} is not JSON: {e} (allowed: an object, name -> value)") from None
+    if not isinstance(value, dict):
+        raise ValueError(f"{flag} is not a JSON object (allowed: an object, name -> value)")
+    return value
 
 
 def main(argv=None):
@@ -101,7 +117,8 @@ def main(argv=None):
     if "--" in argv:
         at = argv.index("--")
         argv, rest = argv[:at], argv[at + 1:]
-    p = argparse.ArgumentParser(prog="python -m tilepipe.triton", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m tilepipe.triton",
+                                description=__doc__.split("\n\n")[0])
     p.add_argument("kernel", help="FILE.py:KERNEL, a @triton.jit function")
     p.add_argument("--signature", required=True, help="JSON: argument name -> Triton type")
     p.add_argument("--constexprs", default="{}", help="JSON: constexpr name -> value")
@@ -109,14 +126,17 @@ def main(argv=None):
     p.add_argument("--arch", type=int, default=90, help="compute capability, e.g. 80 or 90")
     p.add_argument("--num-stages", type=int, default=3)
     p.add_argument("--num-warps", type=int, default=4)
-    p.add_argument("--out", help="a new folder to keep the Triton cache in (default: a temporary one)")
+    p.add_argument("--out",
+                   help="a new folder to keep the Triton cache in (default: a temporary one)")
     a = p.parse_args(argv)
     try:
+        signature = _json("--signature", a.signature)
+        constexprs = _json("--constexprs", a.constexprs)
         fn = _load(a.kernel)
-        return inspect(fn, json.loads(a.signature), json.loads(a.constexprs), args=rest,
+        return inspect(fn, signature, constexprs, args=rest,
                        out=a.out, divisible=[d for d in a.divisible.split(",") if d],
                        arch=a.arch, num_stages=a.num_stages, num_warps=a.num_warps)
-    except (ValueError, FileNotFoundError, json.JSONDecodeError) as e:
+    except (ValueError, FileNotFoundError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
 

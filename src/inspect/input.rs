@@ -177,7 +177,15 @@ pub fn load(spec: &Spec, tc: &Toolchain) -> Result<Loaded> {
             keep_arch(spec, &mut loaded)?;
         }
         Kind::Triton => {
-            loaded.cubins = super::triton::scan(spec.path)?;
+            loaded.cubins = super::triton::scan(spec.path)?
+                .into_iter()
+                .map(|e| Cubin {
+                    name: e.name,
+                    path: e.cubin,
+                    target: e.meta.cuda_arch().and_then(|a| a.to_string().parse().ok()),
+                    triton: Some(e.meta),
+                })
+                .collect();
             keep_arch(spec, &mut loaded)?;
         }
     }

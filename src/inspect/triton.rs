@@ -5,7 +5,6 @@
 //! (tensor descriptors: TMA); the cubin says what it is.
 
 use super::claims::{Claim, Stated};
-use super::input::{Cubin, Target};
 use super::usage::Launch;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -76,10 +75,10 @@ impl Meta {
         }
     }
 
-    /// sm_NN from the target, when it names a CUDA architecture.
-    fn cuda_target(&self) -> Option<Target> {
+    /// The compute capability (90) the target names, when it is a CUDA one.
+    pub fn cuda_arch(&self) -> Option<u64> {
         let t = self.target.as_ref().filter(|t| t.backend == "cuda")?;
-        t.arch.as_u64()?.to_string().parse().ok()
+        t.arch.as_u64()
     }
 }
 
@@ -96,9 +95,18 @@ pub fn read_meta(path: &Path, file: String) -> Result<Meta> {
     Ok(meta)
 }
 
+/// A kernel of the folder: its cubin (the path and its name relative to the folder) and its
+/// metadata.
+#[derive(Debug)]
+pub struct Entry {
+    pub name: String,
+    pub cubin: PathBuf,
+    pub meta: Meta,
+}
+
 /// Every kernel under `dir`, in path order: a `NAME.cubin` beside a `NAME.json` (Triton's
 /// `__grp__NAME.json` lists a kernel's files and is not one).
-pub fn scan(dir: &Path) -> Result<Vec<Cubin>> {
+pub fn scan(dir: &Path) -> Result<Vec<Entry>> {
     let mut cubins = Vec::new();
     let mut lone: Vec<PathBuf> = Vec::new();
     for entry in walkdir::WalkDir::new(dir).sort_by_file_name() {
@@ -120,11 +128,10 @@ pub fn scan(dir: &Path) -> Result<Vec<Cubin>> {
         }
         let rel = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
         let meta = read_meta(path, rel(path))?;
-        cubins.push(Cubin {
+        cubins.push(Entry {
             name: rel(&cubin),
-            path: cubin,
-            target: meta.cuda_target(),
-            triton: Some(meta),
+            cubin,
+            meta,
         });
     }
     if cubins.is_empty() {
@@ -164,8 +171,8 @@ mod tests {
         assert_eq!(found.len(), 1, "the __grp__ file is no kernel");
         let c = &found[0];
         assert_eq!(c.name, "P7A6J6EF/matmul_kernel.cubin");
-        assert_eq!(c.target.as_ref().unwrap().name, "sm_90");
-        let m = c.triton.as_ref().unwrap();
+        let m = &c.meta;
+        assert_eq!(m.cuda_arch(), Some(90));
         assert_eq!((m.num_stages, m.shared, m.descriptors()), (3, 49152, 0));
         let claims: Vec<Claim> = m.claims().into_iter().map(|s| s.claim).collect();
         assert_eq!(claims, [Claim::Stages { stages: 3 }, Claim::Async]);

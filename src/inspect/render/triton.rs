@@ -4,6 +4,24 @@
 use crate::inspect::KernelReport;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
+/// The copy instructions: the asynchronous ones by mechanism, else the synchronous loads.
+fn copies(k: &KernelReport) -> String {
+    let asynchronous = k.copies();
+    if !asynchronous.is_empty() {
+        return asynchronous.join(", ");
+    }
+    let has = |b: &str| {
+        k.movement_census
+            .keys()
+            .any(|f| f.split('.').next() == Some(b))
+    };
+    match (has("LDG"), has("STS")) {
+        (true, true) => "LDG + STS".into(),
+        (true, false) => "LDG only".into(),
+        _ => "-".into(),
+    }
+}
+
 /// "2 (registers)": resident blocks per SM and their limiter, or "-" when unknown.
 fn occupancy(k: &KernelReport) -> String {
     match k.resources.occupancy {
@@ -28,7 +46,6 @@ pub fn table(ks: &[&KernelReport]) -> String {
         ]);
     for k in ks.iter().take(super::table::ROWS) {
         let Some(m) = &k.triton else { continue };
-        let copies = k.copies();
         let static_smem = k.resources.usage.map_or(0, |u| u.static_smem);
         t.add_row([
             k.cubin.clone(),
@@ -41,11 +58,7 @@ pub fn table(ks: &[&KernelReport]) -> String {
                 .as_ref()
                 .and_then(|d| d.stages)
                 .map_or("undecided".into(), |n| n.to_string()),
-            if copies.is_empty() {
-                "sync".into()
-            } else {
-                copies.join(", ")
-            },
+            copies(k),
             (m.shared + static_smem).to_string(),
             k.resources
                 .usage
