@@ -327,22 +327,23 @@ pub fn depth(k: &Kernel, cfg: &Cfg) -> Depth {
     let mut found: Vec<(u32, String)> = Vec::new();
     let mut undecided: Vec<String> = Vec::new();
     for ring in [Ring::CpAsync, Ring::Mbarrier] {
-        let copies = |b: usize| {
-            cfg.blocks[b]
-                .instructions
-                .iter()
-                .any(|&i| ring.copies(&cfg.ops[i]))
-        };
+        let copies: Vec<bool> = cfg
+            .blocks
+            .iter()
+            .map(|b| b.instructions.iter().any(|&i| ring.copies(&cfg.ops[i])))
+            .collect();
+        let issues: Vec<bool> = all
+            .iter()
+            .map(|l| l.body.iter().any(|&b| copies[b]))
+            .collect();
         // the innermost loops that issue copies
-        let pipelined = all.iter().filter(|l| {
-            l.body.iter().any(|&b| copies(b))
-                && !all.iter().any(|o| {
-                    o.header != l.header
-                        && o.body.is_subset(&l.body)
-                        && o.body.iter().any(|&b| copies(b))
-                })
+        let pipelined = all.iter().zip(&issues).filter(|&(l, &i)| {
+            i && !all
+                .iter()
+                .zip(&issues)
+                .any(|(o, &oi)| oi && o.header != l.header && o.body.is_subset(&l.body))
         });
-        for l in pipelined {
+        for (l, _) in pipelined {
             match depth_of(k, cfg, ring, l, &all) {
                 Ok(f) => found.push(f),
                 Err(why) => undecided.push(why),
