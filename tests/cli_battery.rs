@@ -1150,7 +1150,10 @@ const BATTERY: &[(&[&str], &str)] = &[
         &["inspect", "/nonexistent/x.cu"],
         "/nonexistent/x.cu: No such file or directory",
     ),
-    (&["inspect", "src"], "src: Is a directory"),
+    (
+        &["inspect", "src"],
+        "src: no Triton kernel in this folder (allowed: a Triton cache folder",
+    ),
     (
         &["inspect", "Cargo.toml"],
         "Cargo.toml: not a CUDA source, cubin, fatbinary or ELF executable/library (allowed: a .cu file, a cubin",

@@ -46,7 +46,7 @@ impl Visitor for CompileAll<'_> {
         for arch in ["sm_90", "sm_80"] {
             let arch: Arch = arch.parse().unwrap();
             let gpu = device(arch);
-            for (tag, group) in w.suite_groups(&DType::ALL, None).unwrap() {
+            for (tag, group) in w.suite_groups(w.dtypes(), None).unwrap() {
                 let dtype = tilepipe::workload::Problem::dtype(&group);
                 let all: Vec<_> = w
                     .catalogue(dtype)

@@ -1,8 +1,9 @@
 //! `tilepipe inspect PATH`: a user's kernel judged as tilepipe judges its own (host only), with a
-//! progress bar on stderr while cubins are disassembled. Exit 0 when nothing --fail-on names
-//! failed, 1 when it did (a contradicted claim, a protocol hazard, or either), 2 when nothing
-//! could be judged (bad arguments, a file that is not CUDA, a compile error, no disassembler, no
-//! kernel matching --kernel, no cubin that could be read). Undecided checks never fail.
+//! progress bar on stderr while cubins are disassembled; a folder is read as Triton's cache.
+//! Exit 0 when nothing --fail-on names failed, 1 when it did (a contradicted claim, a protocol
+//! hazard, or either), 2 when nothing could be judged (bad arguments, a file that is not CUDA, a
+//! folder with no Triton kernel or a malformed metadata file, a compile error, no disassembler,
+//! no kernel matching --kernel, no cubin that could be read). Undecided checks never fail.
 
 use super::print;
 use clap::{Args, ValueEnum};
@@ -18,8 +19,9 @@ use tilepipe::toolchain::Toolchain;
 
 #[derive(Args)]
 pub struct InspectArgs {
-    /// A .cu file (compiled with NVRTC), a cubin, a fatbinary, or an executable or shared
-    /// library with device code (unpacked with cuobjdump).
+    /// A .cu file (compiled with NVRTC), a cubin, a fatbinary, an executable or shared library
+    /// with device code (unpacked with cuobjdump), or a folder of Triton kernels (a Triton or
+    /// torch.compile cache, or one kernel's folder: NAME.json beside NAME.cubin).
     path: PathBuf,
     /// Architecture: what a .cu is compiled for (default: the GPU's), and which cubins of a
     /// binary are inspected (default: all). sm_90a for wgmma.
@@ -36,11 +38,13 @@ pub struct InspectArgs {
     /// no matching kernel are not disassembled.
     #[arg(long)]
     kernel: Option<String>,
-    /// The mechanism to attest instead of those read from kernel names and source: cpasync16,
-    /// cpasync8, cpasync4, cpasync, bulk, tma, wgmma, mma, sync, async.
+    /// The mechanism to attest instead of those read from kernel names, source and Triton's
+    /// metadata (its num_stages is still judged): cpasync16, cpasync8, cpasync4, cpasync, bulk,
+    /// tma, wgmma, mma, sync, async.
     #[arg(long, value_parser = parse::<Claim>)]
     claim: Option<Claim>,
-    /// Threads per block: adds resident blocks per SM and the limiting resource.
+    /// Threads per block: adds resident blocks per SM and the limiting resource (a Triton
+    /// kernel's launch is read from its metadata unless this is given).
     #[arg(long, value_parser = super::args::bounded32::<1, 1024>())]
     block_size: Option<u32>,
     /// Dynamic shared memory per block in bytes (with --block-size); no GPU gives a block more
@@ -132,7 +136,7 @@ pub fn cmd_inspect(a: InspectArgs) -> anyhow::Result<ExitCode> {
         // exit 2 says why on stderr too, where a script that keeps stdout looks
         print::error(&format!(
             "{}: nothing to judge: no kernel found (allowed: a .cu with a __global__ function, a \
-             cubin, a fatbinary or an executable with device code)",
+             cubin, a fatbinary, an executable with device code or a Triton cache folder)",
             req_path.display()
         ));
     }

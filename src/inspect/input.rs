@@ -1,5 +1,6 @@
 //! From the path a user gives to cubins with their listings: a `.cu` compiled by NVRTC, a cubin
-//! as it is, a fatbinary or a host executable / shared library unpacked by `cuobjdump -xelf all`.
+//! as it is, a fatbinary or a host executable / shared library unpacked by `cuobjdump -xelf all`,
+//! or a folder of Triton's kernels with their metadata.
 
 use crate::arch::Arch;
 use crate::toolchain::Toolchain;
@@ -44,6 +45,8 @@ pub enum Kind {
     Cubin,
     Fatbinary,
     HostBinary,
+    /// A folder: Triton's cache, torch.compile's, or one kernel's.
+    Triton,
 }
 
 impl Kind {
@@ -53,6 +56,7 @@ impl Kind {
             Kind::Cubin => "cubin",
             Kind::Fatbinary => "fatbinary",
             Kind::HostBinary => "executable or library with device code",
+            Kind::Triton => "Triton cache folder",
         }
     }
 }
@@ -74,6 +78,8 @@ pub struct Cubin {
     pub path: PathBuf,
     /// The architecture its name or compilation says, before the listing is read.
     pub target: Option<Target>,
+    /// Triton's metadata, for a cubin of a Triton cache.
+    pub triton: Option<super::triton::Meta>,
 }
 
 /// A folder of this process's that is removed when dropped.
@@ -114,6 +120,9 @@ pub struct Loaded {
 }
 
 fn kind(path: &Path) -> Result<Kind> {
+    if path.is_dir() {
+        return Ok(Kind::Triton);
+    }
     if path.extension().is_some_and(|e| e == "cu") {
         return Ok(Kind::Source);
     }
@@ -129,7 +138,7 @@ fn kind(path: &Path) -> Result<Kind> {
         }),
         [0x50, 0xED, 0x55, 0xBA] => Ok(Kind::Fatbinary),
         _ => Err(Error::InvalidArgument(format!(
-            "{}: not a CUDA source, cubin, fatbinary or ELF executable/library (allowed: a .cu file, a cubin, a fatbinary, an executable or shared library with device code)",
+            "{}: not a CUDA source, cubin, fatbinary or ELF executable/library (allowed: a .cu file, a cubin, a fatbinary, an executable or shared library with device code, a Triton cache folder)",
             path.display()
         ))),
     }
@@ -161,35 +170,52 @@ pub fn load(spec: &Spec, tc: &Toolchain) -> Result<Loaded> {
             name: file_name(spec.path),
             path: spec.path.to_path_buf(),
             target: None,
+            triton: None,
         }),
         Kind::Fatbinary | Kind::HostBinary => {
             loaded.cubins = extract(spec.path, tc, &loaded.scratch.0)?;
-            if let Some(t) = spec.target {
-                let held: Vec<String> = loaded
-                    .cubins
-                    .iter()
-                    .filter_map(|c| c.target.as_ref().map(|t| t.name.clone()))
-                    .collect();
-                let before = loaded.cubins.len();
-                loaded
-                    .cubins
-                    .retain(|c| c.target.as_ref().is_none_or(|ct| ct.arch == t.arch));
-                loaded.skipped_by_arch = before - loaded.cubins.len();
-                if loaded.cubins.is_empty() {
-                    let mut held = held;
-                    held.sort();
-                    held.dedup();
-                    return Err(Error::InvalidArgument(format!(
-                        "{} holds no cubin for {} (it holds {})",
-                        spec.path.display(),
-                        t.name,
-                        held.join(", ")
-                    )));
-                }
-            }
+            keep_arch(spec, &mut loaded)?;
+        }
+        Kind::Triton => {
+            loaded.cubins = super::triton::scan(spec.path)?
+                .into_iter()
+                .map(|e| Cubin {
+                    name: e.name,
+                    path: e.cubin,
+                    target: e.meta.cuda_arch().and_then(|a| a.to_string().parse().ok()),
+                    triton: Some(e.meta),
+                })
+                .collect();
+            keep_arch(spec, &mut loaded)?;
         }
     }
     Ok(loaded)
+}
+
+/// Leaves out the cubins whose architecture is known and is not --arch's.
+fn keep_arch(spec: &Spec, loaded: &mut Loaded) -> Result<()> {
+    let Some(t) = spec.target else { return Ok(()) };
+    let mut held: Vec<String> = loaded
+        .cubins
+        .iter()
+        .filter_map(|c| c.target.as_ref().map(|t| t.name.clone()))
+        .collect();
+    let before = loaded.cubins.len();
+    loaded
+        .cubins
+        .retain(|c| c.target.as_ref().is_none_or(|ct| ct.arch == t.arch));
+    loaded.skipped_by_arch = before - loaded.cubins.len();
+    if loaded.cubins.is_empty() {
+        held.sort();
+        held.dedup();
+        return Err(Error::InvalidArgument(format!(
+            "{} holds no cubin for {} (it holds {})",
+            spec.path.display(),
+            t.name,
+            held.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 fn file_name(p: &Path) -> String {
@@ -266,6 +292,7 @@ fn compile(spec: &Spec, tc: &Toolchain, loaded: &mut Loaded) -> Result<()> {
         name: format!("{stem}.{}.cubin", target.name),
         path: cubin,
         target: Some(target),
+        triton: None,
     });
     let mut roots = vec![dir.to_path_buf()];
     roots.extend(spec.includes.iter().cloned());
@@ -332,6 +359,7 @@ fn extract(path: &Path, tc: &Toolchain, into: &Path) -> Result<Vec<Cubin>> {
                 name,
                 path: p,
                 target,
+                triton: None,
             }
         })
         .collect();
@@ -377,8 +405,12 @@ pub fn disassemble(
     if tools.is_empty() {
         return Err(missing("nvdisasm or cuobjdump", &what));
     }
-    crate::evidence::sass::first_that_works(&tools, cubin)
-        .map_err(|detail| Error::Disassembler { what, detail })
+    crate::evidence::sass::first_that_works(&tools, cubin).map_err(|detail| Error::Disassembler {
+        what,
+        detail: format!(
+            "{detail} (allowed: a cubin this CUDA's nvdisasm or cuobjdump reads; an architecture it dropped or does not know yet needs the toolkit its message names)"
+        ),
+    })
 }
 
 /// Whether a cubin carries line info (`.nv_debug_line_sass` or `.debug_line`); true when its

@@ -1,13 +1,15 @@
 //! One kernel judged: its census in the movement and math families, the mechanism in words,
-//! each claim attested or contradicted (not judged on an empty stub), the protocol checks over
-//! its feasible paths and its resources.
+//! the stages its loops keep in flight, each claim attested or contradicted (not judged on an
+//! empty stub), the protocol checks over its feasible paths and its resources (with the launch
+//! Triton's metadata describes, for a Triton kernel).
 
 use super::claims::{self, Claim, Stated, Verdict};
 use super::input::{Source, Target};
 use super::listing::Kernel;
 use super::report::KernelReport;
+use super::triton::Meta;
 use super::usage::{self, Launch, Usage};
-use super::{checks, flow, mechanism, names};
+use super::{checks, flow, mechanism, names, stages};
 use crate::evidence::sass::Census;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -96,12 +98,25 @@ impl<'a> Lines<'a> {
     }
 }
 
-fn stated(k: &Kernel, claim: Option<Claim>, lines: &mut Lines) -> Vec<Stated> {
+/// The claims: Triton's stages, then --claim alone, or else the metadata's mechanism, the
+/// name's and the source's.
+fn stated(
+    k: &Kernel,
+    claim: Option<Claim>,
+    triton: Option<&Meta>,
+    lines: &mut Lines,
+) -> Vec<Stated> {
+    let (staged, meta): (Vec<Stated>, Vec<Stated>) = triton
+        .map(Meta::claims)
+        .unwrap_or_default()
+        .into_iter()
+        .partition(|s| matches!(s.claim, Claim::Stages { .. }));
     if let Some(claim) = claim {
-        return vec![Stated {
+        let given = Stated {
             claim,
             from: "--claim".into(),
-        }];
+        };
+        return staged.into_iter().chain([given]).collect();
     }
     let mut seen = std::collections::HashSet::new();
     let mut texts = Vec::new();
@@ -113,8 +128,13 @@ fn stated(k: &Kernel, claim: Option<Claim>, lines: &mut Lines) -> Vec<Stated> {
             texts.push((sl.to_string(), t));
         }
     }
-    let mut s = claims::from_name(&k.function.name);
-    for c in claims::from_source(texts.iter().map(|(a, t)| (a.clone(), t.as_str()))) {
+    let mut s = staged;
+    let read = claims::from_name(&k.function.name)
+        .into_iter()
+        .chain(claims::from_source(
+            texts.iter().map(|(a, t)| (a.clone(), t.as_str())),
+        ));
+    for c in meta.into_iter().chain(read) {
         if !s.iter().any(|o| o.claim == c.claim) {
             s.push(c);
         }
@@ -146,6 +166,8 @@ pub struct Context<'a> {
     pub claim: Option<Claim>,
     pub launch: Option<Launch>,
     pub log: &'a str,
+    /// Triton's metadata of the cubin.
+    pub triton: Option<&'a Meta>,
 }
 
 pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
@@ -155,25 +177,32 @@ pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
         cx.usage.ok().and_then(|u| u.get(name).copied()),
         &census,
         cx.target.map(|t| t.arch),
-        cx.launch,
+        cx.launch.or(cx.triton.map(Meta::launch)),
     );
     if let Err(why) = cx.usage {
         resources.note.get_or_insert_with(|| why.to_string());
     }
     let stub = mechanism::stub(&census);
-    let said = stated(k, cx.claim, lines);
-    let verdicts = match &stub {
-        Some(why) => said.iter().map(|s| Verdict::stub(s, why)).collect(),
-        None => serialised(
-            said.iter().map(|s| claims::attest(s, &census)).collect(),
-            cx.log,
-            name,
+    let said = stated(k, cx.claim, cx.triton, lines);
+    let (depth, verdicts, checks) = match &stub {
+        Some(why) => (
+            None,
+            said.iter().map(|s| Verdict::stub(s, why)).collect(),
+            Vec::new(),
         ),
-    };
-    let checks = if stub.is_some() {
-        Vec::new()
-    } else {
-        checks::all(k, &flow::Cfg::of(k))
+        None => {
+            let cfg = flow::Cfg::of(k);
+            let depth = stages::depth(k, &cfg);
+            let verdicts = said
+                .iter()
+                .map(|s| claims::attest(s, &census, &depth))
+                .collect();
+            (
+                Some(depth),
+                serialised(verdicts, cx.log, name),
+                checks::all(k, &cfg),
+            )
+        }
     };
     KernelReport {
         id: format!("{}:{name}", cx.cubin),
@@ -188,9 +217,11 @@ pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
         movement: mechanism::movement(&census),
         math: mechanism::math(&census),
         stub,
+        stages: depth,
         claims: verdicts,
         checks,
         resources,
+        triton: cx.triton.cloned(),
         name: name.clone(),
     }
 }

@@ -129,13 +129,29 @@ pub fn kernels(listing: &str) -> Vec<Kernel> {
     out
 }
 
-/// The architecture a listing was disassembled for: nvdisasm's and cuobjdump's `.target sm_90`.
+/// The architecture a listing was disassembled for: nvdisasm's and cuobjdump's `.target sm_90`,
+/// else the ELF header flags nvdisasm prints for a cubin it reads in its old format (Triton's
+/// ptxas): `@"... EF_CUDA_ACCELERATORS EF_CUDA_SM90 ..."` is sm_90a.
 pub fn target(listing: &str) -> Option<String> {
-    listing.lines().find_map(|l| {
-        l.trim()
-            .strip_prefix(".target")
-            .map(|t| t.trim().to_string())
-    })
+    let lines = || listing.lines().map(str::trim);
+    lines()
+        .find_map(|l| l.strip_prefix(".target").map(|t| t.trim().to_string()))
+        .or_else(|| {
+            let flags = lines().find_map(|l| l.strip_prefix(".headerflags"))?;
+            let words: Vec<&str> = flags
+                .split(|c: char| c.is_whitespace() || c == '"')
+                .collect();
+            let sm = words.iter().find_map(|w| {
+                w.strip_prefix("EF_CUDA_SM")
+                    .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+            })?;
+            let a = if words.contains(&"EF_CUDA_ACCELERATORS") {
+                "a"
+            } else {
+                ""
+            };
+            Some(format!("sm_{sm}{a}"))
+        })
 }
 
 #[cfg(test)]
@@ -170,6 +186,15 @@ mod tests {
         assert_eq!(k.where_is(2).as_deref(), Some("a.cu:65 (inlined a.cu:8)"));
         assert_eq!(k.sources[2].len(), 2);
         assert_eq!(target(LISTING).as_deref(), Some("sm_80"));
+    }
+
+    #[test]
+    fn header_flags_name_the_target_when_there_is_no_target_line() {
+        let old = "\t.headerflags\t@\"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_ACCELERATORS EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\"\n";
+        assert_eq!(target(old).as_deref(), Some("sm_90a"));
+        let plain = "\t.headerflags\t@\"EF_CUDA_64BIT_ADDRESS EF_CUDA_SM80 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM80)\"\n";
+        assert_eq!(target(plain).as_deref(), Some("sm_80"));
+        assert_eq!(target("\t.headerflags\t@\"EF_CUDA_64BIT_ADDRESS\"\n"), None);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 //! holding one) judged as tilepipe judges its own: per kernel, the census of movement and math
 //! instructions and the mechanism they make, each claim ("claimed X, emitted Y") from --claim or
 //! read from the kernel's name, its CUTLASS/CuTe template arguments and its source, the protocol
-//! checks over its feasible paths, and the resources with the occupancy of a launch shape. No
-//! GPU is needed. Cubins are disassembled in parallel; --arch and --kernel leave cubins out
+//! checks over its feasible paths, the stages its loops keep in flight, and the resources with
+//! the occupancy of a launch shape. A folder is read as Triton's cache: each kernel's metadata
+//! beside its cubin gives its claims (num_stages, tensor descriptors) and its launch. No GPU is
+//! needed. Cubins are disassembled in parallel; --arch and --kernel leave cubins out
 //! before they are disassembled.
 
 pub mod checks;
@@ -18,6 +20,8 @@ pub mod names;
 pub mod render;
 pub mod report;
 pub mod select;
+pub mod stages;
+pub mod triton;
 pub mod usage;
 
 pub use report::{Exit, FailOn, KernelReport, Report, Unreadable};
@@ -67,9 +71,13 @@ fn judge_cubin(
     tc: &Toolchain,
 ) -> Result<Judged> {
     let cubin = todo.cubin;
+    // the cubin is named beside the reason: a disassembler's failure is said once
     let unreadable = |e: Error| Unreadable {
         cubin: cubin.name.clone(),
-        reason: e.to_string(),
+        reason: match e {
+            Error::Disassembler { detail, .. } => detail,
+            e => e.to_string(),
+        },
     };
     let (tool, text) = match input::disassemble(&cubin.path, tc, todo.only.as_deref()) {
         Ok(d) => d,
@@ -102,6 +110,7 @@ fn judge_cubin(
         claim: req.claim,
         launch: req.launch,
         log: &loaded.log,
+        triton: cubin.triton.as_ref(),
     };
     // kernels in parallel too: one cubin can hold hundreds of long kernels (cuBLASLt's), and
     // judged one after the other they would keep the whole run waiting on that cubin

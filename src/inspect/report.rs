@@ -4,6 +4,8 @@
 use super::checks::{Check, Status};
 use super::claims::{Outcome, Verdict};
 use super::input::Kind;
+use super::stages::Depth;
+use super::triton::Meta;
 use super::usage::Resources;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -58,9 +60,13 @@ pub struct KernelReport {
     pub math: String,
     /// Why the kernel is an empty stub for this architecture, when it is one.
     pub stub: Option<String>,
+    /// The stages its loops keep in flight (none on a stub).
+    pub stages: Option<Depth>,
     pub claims: Vec<Verdict>,
     pub checks: Vec<Check>,
     pub resources: Resources,
+    /// Triton's metadata, for a kernel of a Triton cache.
+    pub triton: Option<Meta>,
 }
 
 impl KernelReport {
@@ -68,6 +74,14 @@ impl KernelReport {
         self.claims
             .iter()
             .filter(|v| v.outcome == Outcome::Contradicted)
+            .count()
+    }
+
+    /// Claims the SASS cannot settle (a pipeline's stages).
+    pub fn undecided_claims(&self) -> usize {
+        self.claims
+            .iter()
+            .filter(|v| v.outcome == Outcome::Undecided)
             .count()
     }
 
@@ -80,7 +94,11 @@ impl KernelReport {
     }
 
     pub fn flagged(&self) -> bool {
-        self.contradicted() + self.hazards() + self.with_status(Status::Undecided) > 0
+        self.contradicted()
+            + self.hazards()
+            + self.with_status(Status::Undecided)
+            + self.undecided_claims()
+            > 0
     }
 
     /// The copy mechanisms the census shows: "cp.async", "bulk", "TMA".

@@ -11,6 +11,7 @@
 
 pub mod address;
 mod cpasync;
+pub use cpasync::wait_count;
 mod fence;
 mod mbarrier;
 mod witness;
@@ -221,4 +222,4 @@ pub fn all(k: &Kernel, cfg: &Cfg) -> Vec<Check> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

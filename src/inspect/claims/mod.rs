@@ -1,12 +1,14 @@
 //! What a kernel claims (given with --claim, or read from its name, the CUTLASS/CuTe atoms in
-//! its template arguments and the source lines its SASS came from: `read`) and whether the
-//! census attests it: "claimed X, emitted Y".
+//! its template arguments, the source lines its SASS came from (`read`) and Triton's metadata)
+//! and whether the census, or for a pipeline's stages the count the SASS keeps in flight,
+//! attests it: "claimed X, emitted Y".
 
 mod read;
 
 pub use read::{from_line, from_name, from_source};
 
 use super::mechanism::{self, ASYNC_COPIES, BULK, TCGEN05, TENSOR_CORE, TMA, WARPGROUP, sum};
+use super::stages::Depth;
 use crate::evidence::sass::Census;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -31,6 +33,9 @@ pub enum Claim {
     Sync,
     /// Some asynchronous copy (LDGSTS, UBLKCP or UTMALDG), as `cuda::memcpy_async` promises.
     Async,
+    /// A pipeline of this many stages (Triton's `num_stages`; 1: no pipelining), judged by the
+    /// stages the SASS keeps in flight.
+    Stages { stages: u32 },
 }
 
 pub const ALLOWED: &str =
@@ -72,6 +77,24 @@ impl Claim {
             Claim::Tcgen05 => "tcgen05 MMA (UTCHMMA / UTCQMMA / UTCIMMA / UTCOMMA)".into(),
             Claim::Sync => "a synchronous copy (LDG + STS, no asynchronous copy)".into(),
             Claim::Async => "an asynchronous copy (LDGSTS, UBLKCP or UTMALDG)".into(),
+            Claim::Stages { stages: 1 } => "1 stage".into(),
+            Claim::Stages { stages } => format!("{stages} stages"),
+        }
+    }
+
+    /// The claim in a table cell: --claim's spelling, or "3 stages".
+    pub fn short(self) -> String {
+        match self {
+            Claim::Cpasync { bytes: Some(b) } => format!("cpasync{b}"),
+            Claim::Cpasync { bytes: None } => "cpasync".into(),
+            Claim::Bulk => "bulk".into(),
+            Claim::Tma => "tma".into(),
+            Claim::Wgmma => "wgmma".into(),
+            Claim::Mma => "mma".into(),
+            Claim::Tcgen05 => "tcgen05".into(),
+            Claim::Sync => "sync".into(),
+            Claim::Async => "async".into(),
+            Claim::Stages { .. } => self.describe(),
         }
     }
 
@@ -103,6 +126,8 @@ pub enum Outcome {
     Contradicted,
     /// The kernel is an empty stub for this architecture: its claim is about another build.
     NotJudged,
+    /// The SASS cannot tell (a pipeline's stages; `emitted` says why).
+    Undecided,
 }
 
 /// The claim's verdict against the census.
@@ -129,6 +154,11 @@ impl Verdict {
                 self.emitted
             ),
             Outcome::NotJudged => format!("not judged: {}", self.emitted),
+            Outcome::Undecided => format!(
+                "undecided: claimed {}; {}",
+                self.stated.claim.describe(),
+                self.emitted
+            ),
         }
     }
 
@@ -142,8 +172,24 @@ impl Verdict {
     }
 }
 
-pub fn attest(s: &Stated, c: &Census) -> Verdict {
+/// A stage claim against the stages the SASS keeps.
+fn stages(s: &Stated, claimed: u32, depth: &Depth) -> Verdict {
+    let (outcome, emitted) = match depth.stages {
+        Some(n) if n == claimed => (Outcome::Attested, format!("{n}: {}", depth.detail)),
+        Some(n) => (Outcome::Contradicted, format!("{n}: {}", depth.detail)),
+        None => (Outcome::Undecided, depth.detail.clone()),
+    };
+    Verdict {
+        stated: s.clone(),
+        outcome,
+        emitted,
+    }
+}
+
+/// The claim against the census, and a stage claim against the stages `depth` read.
+pub fn attest(s: &Stated, c: &Census, depth: &Depth) -> Verdict {
     let attested = match s.claim {
+        Claim::Stages { stages: n } => return stages(s, n, depth),
         Claim::Cpasync { bytes: Some(b) } => c.ldgsts(b, true) + c.ldgsts(b, false) > 0,
         Claim::Cpasync { bytes: None } => c.count("LDGSTS") > 0,
         Claim::Tma => sum(c, &TMA) > 0,

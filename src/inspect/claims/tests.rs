@@ -57,6 +57,41 @@ fn census(ops: &[(&str, u32)]) -> Census {
     }
 }
 
+/// What a kernel without a pipelined loop keeps.
+fn flat() -> Depth {
+    Depth {
+        stages: Some(1),
+        detail: "no loop: nothing is pipelined".into(),
+    }
+}
+
+#[test]
+fn stage_claims_are_judged_by_the_stages_kept() {
+    let stated = |stages| Stated {
+        claim: Claim::Stages { stages },
+        from: "k.json: num_stages=3".into(),
+    };
+    let c = census(&[("LDG.E", 1)]);
+    let v = attest(&stated(3), &c, &flat());
+    assert_eq!(
+        v.label(),
+        "CONTRADICTED: claimed 3 stages, emitted 1: no loop: nothing is pipelined"
+    );
+    assert!(attest(&stated(1), &c, &flat()).attested());
+    let unknown = Depth {
+        stages: None,
+        detail: "the groups grow without bound".into(),
+    };
+    let v = attest(&stated(3), &c, &unknown);
+    assert_eq!(v.outcome, Outcome::Undecided);
+    assert_eq!(
+        v.label(),
+        "undecided: claimed 3 stages; the groups grow without bound"
+    );
+    assert_eq!(Claim::Stages { stages: 3 }.short(), "3 stages");
+    assert_eq!(Claim::Cpasync { bytes: Some(16) }.short(), "cpasync16");
+}
+
 #[test]
 fn verdicts_say_what_was_emitted() {
     let stated = |claim| Stated {
@@ -64,14 +99,14 @@ fn verdicts_say_what_was_emitted() {
         from: "--claim".into(),
     };
     let sync = census(&[("LDG.E.128", 1), ("STS.128", 1), ("FFMA", 4)]);
-    let v = attest(&stated(Claim::Async), &sync);
+    let v = attest(&stated(Claim::Async), &sync, &flat());
     assert_eq!(v.outcome, Outcome::Contradicted);
     assert_eq!(
         v.label(),
         "CONTRADICTED: claimed an asynchronous copy (LDGSTS, UBLKCP or UTMALDG), emitted synchronous: global loads into registers (LDG 16 B) then shared stores (STS.128 x1)"
     );
-    assert!(attest(&stated(Claim::Sync), &sync).attested());
-    let v = attest(&stated(Claim::Mma), &sync);
+    assert!(attest(&stated(Claim::Sync), &sync, &flat()).attested());
+    let v = attest(&stated(Claim::Mma), &sync, &flat());
     assert_eq!(v.emitted, "CUDA cores (FFMA x4)");
     assert_eq!(
         mechanism::math(&census(&[("MUFU.RCP", 2)])),
@@ -82,21 +117,21 @@ fn verdicts_say_what_was_emitted() {
         "no floating-point math"
     );
     let cp = census(&[("LDGSTS.E.BYPASS.128", 8), ("LDGDEPBAR", 1)]);
-    assert!(attest(&stated(Claim::Cpasync { bytes: Some(16) }), &cp).attested());
-    assert!(!attest(&stated(Claim::Cpasync { bytes: Some(4) }), &cp).attested());
-    assert!(!attest(&stated(Claim::Sync), &cp).attested());
+    assert!(attest(&stated(Claim::Cpasync { bytes: Some(16) }), &cp, &flat()).attested());
+    assert!(!attest(&stated(Claim::Cpasync { bytes: Some(4) }), &cp, &flat()).attested());
+    assert!(!attest(&stated(Claim::Sync), &cp, &flat()).attested());
     assert_eq!(
         mechanism::movement(&cp),
         "cp.async 16 B .cg, L2 only (LDGSTS.E.BYPASS.128 x8)"
     );
     let hopper = census(&[("UTMALDG.2D", 1), ("HGMMA.64x8x16.F32", 2)]);
-    assert!(attest(&stated(Claim::Tma), &hopper).attested());
-    assert!(!attest(&stated(Claim::Bulk), &hopper).attested());
-    assert!(attest(&stated(Claim::Wgmma), &hopper).attested());
-    assert!(!attest(&stated(Claim::Mma), &hopper).attested());
+    assert!(attest(&stated(Claim::Tma), &hopper, &flat()).attested());
+    assert!(!attest(&stated(Claim::Bulk), &hopper, &flat()).attested());
+    assert!(attest(&stated(Claim::Wgmma), &hopper, &flat()).attested());
+    assert!(!attest(&stated(Claim::Mma), &hopper, &flat()).attested());
     let blackwell = census(&[("UTCHMMA.2CTA", 4), ("UTMALDG.2D.2CTA", 1)]);
-    assert!(attest(&stated(Claim::Tcgen05), &blackwell).attested());
-    assert!(!attest(&stated(Claim::Wgmma), &blackwell).attested());
+    assert!(attest(&stated(Claim::Tcgen05), &blackwell, &flat()).attested());
+    assert!(!attest(&stated(Claim::Wgmma), &blackwell, &flat()).attested());
     let v = Verdict::stub(&stated(Claim::Tma), "an empty stub");
     assert_eq!(
         (v.outcome, v.label().as_str()),

@@ -3,6 +3,7 @@
 
 use crate::inspect::KernelReport;
 use crate::inspect::checks::{Check, Status};
+use crate::inspect::claims::Claim;
 use std::fmt::Write;
 
 fn census_line(m: &std::collections::BTreeMap<String, u32>) -> String {
@@ -81,6 +82,37 @@ pub fn kernel(out: &mut String, k: &KernelReport) {
         census_line(&k.movement_census)
     );
     let _ = writeln!(out, "  math: {}", census_line(&k.math_census));
+    if let Some(m) = &k.triton {
+        let _ = writeln!(
+            out,
+            "triton: {}: num_stages {}, num_warps {}, {} B dynamic shared, {} tensor descriptor(s){}",
+            m.file,
+            m.num_stages,
+            m.num_warps,
+            m.shared,
+            m.descriptors(),
+            m.triton_version
+                .as_ref()
+                .map_or(String::new(), |v| format!(", Triton {v}"))
+        );
+    }
+    let staged = k
+        .claims
+        .iter()
+        .any(|v| matches!(v.stated.claim, Claim::Stages { .. }));
+    // a stage claim's verdict says the same
+    if let Some(d) = k
+        .stages
+        .as_ref()
+        .filter(|_| !staged && !k.copies().is_empty())
+    {
+        let _ = writeln!(
+            out,
+            "stages kept: {}: {}",
+            d.stages.map_or("undecided".into(), |n| n.to_string()),
+            d.detail
+        );
+    }
     if k.claims.is_empty() {
         let _ = writeln!(
             out,

@@ -3,6 +3,7 @@
 
 mod kernel;
 mod table;
+mod triton;
 
 use super::checks::Status;
 use super::{KernelReport, Report};
@@ -75,6 +76,11 @@ pub fn text(r: &Report) -> String {
     }
     for u in &r.unreadable {
         let _ = writeln!(out, "unreadable: {}: {}", u.cubin, u.reason);
+    }
+    let from_triton: Vec<&KernelReport> = r.kernels.iter().filter(|k| k.triton.is_some()).collect();
+    if !from_triton.is_empty() {
+        out.push('\n');
+        out.push_str(&triton::table(&from_triton));
     }
     let flagged: Vec<&KernelReport> = r.kernels.iter().filter(|k| k.flagged()).collect();
     if !flagged.is_empty() {

@@ -2,6 +2,7 @@
 
 use crate::inspect::KernelReport;
 use crate::inspect::checks::Status;
+use crate::inspect::claims::Outcome;
 use comfy_table::{ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 /// Rows (and kernels shown in full) at most; JSON has the rest.
@@ -37,16 +38,25 @@ fn checks(k: &KernelReport) -> String {
 }
 
 fn claims(k: &KernelReport) -> String {
-    let bad: Vec<String> = k
-        .claims
-        .iter()
-        .filter(|v| v.outcome == crate::inspect::claims::Outcome::Contradicted)
-        .map(|v| format!("claimed {:?}", v.stated.claim).to_lowercase())
-        .collect();
-    if bad.is_empty() {
+    let with = |o: Outcome| -> Vec<String> {
+        k.claims
+            .iter()
+            .filter(|v| v.outcome == o)
+            .map(|v| format!("claimed {}", v.stated.claim.short()))
+            .collect()
+    };
+    let (bad, open) = (with(Outcome::Contradicted), with(Outcome::Undecided));
+    let mut parts = Vec::new();
+    if !bad.is_empty() {
+        parts.push(format!("CONTRADICTED ({})", bad.join(", ")));
+    }
+    if !open.is_empty() {
+        parts.push(format!("undecided ({})", open.join(", ")));
+    }
+    if parts.is_empty() {
         "-".into()
     } else {
-        format!("CONTRADICTED ({})", bad.join(", "))
+        parts.join("; ")
     }
 }
 
