@@ -148,32 +148,49 @@ pub struct Context<'a> {
     pub log: &'a str,
 }
 
-pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
+/// What a kernel's instructions alone tell: the same in every cubin that holds them.
+pub struct Analysis {
+    census: Census,
+    stub: Option<String>,
+    checks: Vec<checks::Check>,
+}
+
+pub fn analyse(k: &Kernel) -> Analysis {
     let census = Census::of(&k.function);
+    let stub = mechanism::stub(&census);
+    let checks = if stub.is_some() {
+        Vec::new()
+    } else {
+        checks::all(k, &flow::Cfg::of(k))
+    };
+    Analysis {
+        census,
+        stub,
+        checks,
+    }
+}
+
+/// The kernel's report in the cubin `cx` names, from its analysis.
+pub fn kernel(k: &Kernel, a: &Analysis, cx: &Context, lines: &mut Lines) -> KernelReport {
+    let census = &a.census;
     let name = &k.function.name;
     let mut resources = usage::resources(
         cx.usage.ok().and_then(|u| u.get(name).copied()),
-        &census,
+        census,
         cx.target.map(|t| t.arch),
         cx.launch,
     );
     if let Err(why) = cx.usage {
         resources.note.get_or_insert_with(|| why.to_string());
     }
-    let stub = mechanism::stub(&census);
     let said = stated(k, cx.claim, lines);
-    let verdicts = match &stub {
+    let verdicts = match &a.stub {
         Some(why) => said.iter().map(|s| Verdict::stub(s, why)).collect(),
         None => serialised(
-            said.iter().map(|s| claims::attest(s, &census)).collect(),
+            said.iter().map(|s| claims::attest(s, census)).collect(),
             cx.log,
             name,
         ),
-    };
-    let checks = if stub.is_some() {
-        Vec::new()
-    } else {
-        checks::all(k, &flow::Cfg::of(k))
     };
     KernelReport {
         id: format!("{}:{name}", cx.cubin),
@@ -183,13 +200,13 @@ pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
         cubin: cx.cubin.to_string(),
         disassembler: cx.tool.to_string(),
         instructions: census.total,
-        movement_census: select(&census, &MOVEMENT),
-        math_census: select(&census, &MATH),
-        movement: mechanism::movement(&census),
-        math: mechanism::math(&census),
-        stub,
+        movement_census: select(census, &MOVEMENT),
+        math_census: select(census, &MATH),
+        movement: mechanism::movement(census),
+        math: mechanism::math(census),
+        stub: a.stub.clone(),
         claims: verdicts,
-        checks,
+        checks: a.checks.clone(),
         resources,
         name: name.clone(),
     }

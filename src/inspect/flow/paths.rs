@@ -185,8 +185,8 @@ impl<P: Protocol> Run<'_, P> {
                     Some(true) => {
                         super::transfer::step(
                             &mut v,
-                            op,
-                            i as u32,
+                            self.cfg,
+                            i,
                             &mut preds,
                             block.cyclic,
                             false,
@@ -204,8 +204,8 @@ impl<P: Protocol> Run<'_, P> {
                             r @ (Relevance::None | Relevance::Adds) => {
                                 super::transfer::step(
                                     &mut v,
-                                    op,
-                                    i as u32,
+                                    self.cfg,
+                                    i,
                                     &mut preds,
                                     block.cyclic,
                                     true,
@@ -221,8 +221,8 @@ impl<P: Protocol> Run<'_, P> {
                                 v2.assume(p, !not);
                                 super::transfer::step(
                                     &mut v2,
-                                    op,
-                                    i as u32,
+                                    self.cfg,
+                                    i,
                                     &mut p2,
                                     block.cyclic,
                                     false,

@@ -1,24 +1,25 @@
 //! One instruction's effect on the values and predicates a path holds: the semantics and the
 //! ranges of its results, put into the state (`values`), which knows nothing of instructions.
 
-use super::decode::{self, Op};
+use super::cfg::Cfg;
+use super::decode;
 use super::lin::{Lin, Sym};
 use super::ranges;
 use super::semantics::{self, PredOut};
 use super::values::{Preds, SymInfo, Values};
 use std::sync::Arc;
 
-/// Runs one instruction whose guard holds (`maybe` when it may not execute) on `v`.
+/// Runs instruction `i` of `cfg`, whose guard holds (`maybe` when it may not execute), on `v`.
 pub fn step(
     vals: &mut Values,
-    op: &Op,
-    index: u32,
+    cfg: &Cfg,
+    i: usize,
     preds: &mut Preds,
     again: bool,
     maybe: bool,
     info: &dyn SymInfo,
 ) {
-    let w = super::writes::writes(op);
+    let (op, w, index) = (&cfg.ops[i], &cfg.writes[i], i as u32);
     if again {
         vals.invalidate(index);
     }
@@ -48,10 +49,10 @@ pub fn step(
     }
     if w.all_preds {
         preds.forget_all();
-        vals.conds = [None; 16];
+        vals.clear_conds();
     }
     for &p in &w.preds {
-        vals.conds[p as usize] = None;
+        vals.set_cond(p, None);
         preds.forget(p);
     }
     if maybe {
@@ -66,7 +67,7 @@ pub fn step(
             PredOut::Cond(c) => match vals.decide(&c, info) {
                 Some((v, false)) => preds.set(p, v),
                 Some((v, true)) => preds.suppose(p, v),
-                None => vals.conds[p as usize] = Some(c),
+                None => vals.set_cond(p, Some(c)),
             },
         }
     }

@@ -86,7 +86,9 @@ pub trait SymInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Values {
     regs: [Arc<Chunk>; CHUNKS],
-    pub(super) conds: [Option<Cond>; 16],
+    /// The comparison each predicate holds; shared until a path writes one (it is big, and
+    /// states are copied at every edge).
+    conds: Arc<[Option<Cond>; 16]>,
     facts: Arc<Vec<Cond>>,
     /// Bounds of values the analysis only names, from their operands' bounds on this path (an
     /// XOR of two thread indices, a shift of a masked value).
@@ -98,7 +100,7 @@ impl Default for Values {
     fn default() -> Values {
         let mut v = Values {
             regs: std::array::from_fn(|_| Arc::new(Chunk::default())),
-            conds: [None; 16],
+            conds: Arc::new([None; 16]),
             facts: Arc::new(Vec::new()),
             bounds: Arc::new(BTreeMap::new()),
         };
@@ -124,6 +126,16 @@ impl Values {
     }
     pub fn cond(&self, p: Pred) -> Option<Cond> {
         self.conds[p as usize]
+    }
+    pub(super) fn set_cond(&mut self, p: Pred, c: Option<Cond>) {
+        if self.conds[p as usize] != c {
+            Arc::make_mut(&mut self.conds)[p as usize] = c;
+        }
+    }
+    pub(super) fn clear_conds(&mut self) {
+        if self.conds.iter().any(Option::is_some) {
+            self.conds = Arc::new([None; 16]);
+        }
     }
 
     /// The range of a symbol: what its instruction alone says, else what this path bounds.
@@ -210,9 +222,9 @@ impl Values {
                 Arc::make_mut(chunk).forget(index);
             }
         }
-        for c in self.conds.iter_mut() {
-            if c.is_some_and(|c| c.mentions(gone)) {
-                *c = None;
+        for p in 0..16 {
+            if self.conds[p].is_some_and(|c| c.mentions(gone)) {
+                Arc::make_mut(&mut self.conds)[p] = None;
             }
         }
         if self.facts.iter().any(|f| f.mentions(gone)) {
@@ -348,8 +360,13 @@ impl Values {
         // a pointer and its offsets stay related; keyed by a - b, since only those can match
         let mut anchors: HashMap<Val, Vec<(Reg, Lin, Lin)>> = HashMap::new();
         let mut renamed: Vec<Cond> = Vec::new();
+        // a run both paths share untouched holds equal values, of which only those naming this
+        // block's own unknowns change (this runs at every join of every path)
+        let skip: [bool; CHUNKS] = std::array::from_fn(|c| {
+            Arc::ptr_eq(&self.regs[c], &other.regs[c]) && !self.regs[c].mentions(ours)
+        });
         for r in 0..REGS as Reg {
-            if decode::is_zero(r) {
+            if decode::is_zero(r) || skip[r as usize / CHUNK] {
                 continue;
             }
             let (a, b) = (self.get(r), other.get(r));
@@ -394,7 +411,7 @@ impl Values {
             let keep =
                 self.conds[p] == other.conds[p] && !self.conds[p].is_some_and(|c| c.mentions(ours));
             if !keep && self.conds[p].is_some() {
-                self.conds[p] = None;
+                Arc::make_mut(&mut self.conds)[p] = None;
                 changed = true;
             }
         }
@@ -414,14 +431,10 @@ impl Values {
             changed = true;
         }
         // a bound both paths agree on stays; one that differs is dropped (no widening ladder)
-        let agreed: BTreeMap<Sym, (i64, i64)> = self
-            .bounds
-            .iter()
-            .filter(|(s, b)| other.bounds.get(s) == Some(b))
-            .map(|(s, b)| (*s, *b))
-            .collect();
-        if agreed.len() != self.bounds.len() {
-            self.bounds = Arc::new(agreed);
+        let agrees = |(s, b): (&Sym, &(i64, i64))| other.bounds.get(s) == Some(b);
+        if !Arc::ptr_eq(&self.bounds, &other.bounds) && !self.bounds.iter().all(agrees) {
+            let agreed = self.bounds.iter().filter(|&e| agrees(e));
+            self.bounds = Arc::new(agreed.map(|(s, b)| (*s, *b)).collect());
             changed = true;
         }
         changed
@@ -448,12 +461,15 @@ mod tests {
     fn zero_on(x: Sym) -> Values {
         let mut v = Values::default();
         v.put(UR15, Some(Lin::sym(x)));
-        v.conds[8] = Some(Cond {
-            a: Lin::sym(x),
-            b: Lin::konst(0),
-            rel: Rel::Ne,
-            unsigned: false,
-        });
+        v.set_cond(
+            8,
+            Some(Cond {
+                a: Lin::sym(x),
+                b: Lin::konst(0),
+                rel: Rel::Ne,
+                unsigned: false,
+            }),
+        );
         v.assume(8, false);
         v
     }
