@@ -46,10 +46,10 @@ const MOVEMENT: [&str; 31] = [
     "UCGABAR_WAIT",
 ];
 
-const MATH: [&str; 26] = [
-    "HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA", "UTCQMMA",
-    "UTCIMMA", "UTCOMMA", "UTCMMA", "FFMA", "FMUL", "FADD", "FFMA2", "FMUL2", "FADD2", "HFMA2",
-    "HMUL2", "HADD2", "DFMA", "DMUL", "DADD", "MUFU",
+const MATH: [&str; 28] = [
+    "HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA",
+    "UTCQMMA", "UTCIMMA", "UTCOMMA", "UTCMMA", "FFMA", "FMUL", "FADD", "FFMA2", "FMUL2", "FADD2",
+    "HFMA2", "HMUL2", "HADD2", "DFMA", "DMUL", "DADD", "MUFU",
 ];
 
 fn select(c: &Census, bases: &[&str]) -> BTreeMap<String, u32> {
@@ -101,6 +101,7 @@ fn stated(k: &Kernel, claim: Option<Claim>, lines: &mut Lines) -> Vec<Stated> {
         return vec![Stated {
             claim,
             from: "--claim".into(),
+            arch: None,
         }];
     }
     let mut seen = std::collections::HashSet::new();
@@ -185,12 +186,17 @@ pub fn kernel(k: &Kernel, a: &Analysis, cx: &Context, lines: &mut Lines) -> Kern
     }
     let said = stated(k, cx.claim, lines);
     let verdicts = match &a.stub {
-        Some(why) => said.iter().map(|s| Verdict::stub(s, why)).collect(),
-        None => serialised(
-            said.iter().map(|s| claims::attest(s, census)).collect(),
-            cx.log,
-            name,
-        ),
+        Some(why) => said.iter().map(|s| Verdict::not_judged(s, why)).collect(),
+        None => {
+            // what the kernel claims of itself is judged on the builds that can emit it; a
+            // --claim is the user's about this very build
+            let read = cx.target.filter(|_| cx.claim.is_none());
+            let judge = |s: &Stated| match read.and_then(|t| claims::beyond(s, t)) {
+                Some(why) => Verdict::not_judged(s, &why),
+                None => claims::attest(s, census),
+            };
+            serialised(said.iter().map(judge).collect(), cx.log, name)
+        }
     };
     KernelReport {
         id: format!("{}:{name}", cx.cubin),
