@@ -8,7 +8,8 @@
 use super::cfg::Cfg;
 use super::decode::{Guard, Op, Operand};
 use super::lin::{Kind, SPECIALS, Sym};
-use super::values::{Preds, SymInfo, Values};
+use super::preds::Preds;
+use super::values::{SymInfo, Values};
 use foldhash::{HashMap, HashMapExt};
 use std::hash::Hash;
 

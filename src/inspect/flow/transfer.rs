@@ -2,11 +2,12 @@
 //! ranges of its results, put into the state (`values`), which knows nothing of instructions.
 
 use super::cfg::Cfg;
-use super::decode;
+use super::decode::{self, Guard};
 use super::lin::{Lin, Sym};
+use super::preds::Preds;
 use super::ranges;
 use super::semantics::{self, PredOut};
-use super::values::{Preds, SymInfo, Values};
+use super::values::{SymInfo, Values};
 use std::sync::Arc;
 
 /// Runs instruction `i` of `cfg`, whose guard holds (`maybe` when it may not execute), on `v`.
@@ -46,13 +47,17 @@ pub fn step(
             None => v,
         };
         vals.put(r, v);
+        // where the guard holds, the register holds what the instruction made
+        if let (true, Guard::If { .. }, Some(made)) = (maybe && v != new, op.guard, new) {
+            vals.put_guarded(r, op.guard, made);
+        }
     }
     if w.all_preds {
         preds.forget_all();
-        vals.clear_conds();
+        vals.all_preds_written();
     }
     for &p in &w.preds {
-        vals.set_cond(p, None);
+        vals.pred_written(p);
         preds.forget(p);
     }
     if maybe {

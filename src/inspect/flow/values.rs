@@ -15,67 +15,6 @@ const CHUNK: usize = chunk::LEN;
 const CHUNKS: usize = REGS / CHUNK;
 const FACTS: usize = 24;
 
-/// Predicates known true or false on a path (part of what tells paths apart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct Preds {
-    known: u16,
-    value: u16,
-    /// Known only because the path took a branch or a guard one way, not from values.
-    assumed: u16,
-}
-
-impl Preds {
-    pub fn get(&self, p: Pred) -> Option<bool> {
-        if decode::always(p) {
-            return Some(true);
-        }
-        (self.known >> p & 1 == 1).then_some(self.value >> p & 1 == 1)
-    }
-    /// `p` is `v`, as the values say.
-    pub fn set(&mut self, p: Pred, v: bool) {
-        if decode::always(p) {
-            return;
-        }
-        self.known |= 1 << p;
-        self.assumed &= !(1 << p);
-        self.value = (self.value & !(1 << p)) | (u16::from(v) << p);
-    }
-    /// `p` is taken to be `v` (a branch or guard one way); known already, nothing changes.
-    pub fn suppose(&mut self, p: Pred, v: bool) {
-        if self.get(p).is_none() {
-            self.set(p, v);
-            self.assumed |= 1 << p;
-        }
-    }
-    pub fn supposed(&self, p: Pred) -> bool {
-        self.assumed >> p & 1 == 1
-    }
-    pub fn forget(&mut self, p: Pred) {
-        if !decode::always(p) {
-            self.known &= !(1 << p);
-            self.assumed &= !(1 << p);
-        }
-    }
-    pub fn forget_all(&mut self) {
-        self.known = 0;
-        self.assumed = 0;
-    }
-    /// Keeps only the predicates in `mask`.
-    pub fn keep(&mut self, mask: u16) {
-        self.known &= mask;
-        self.value &= mask;
-        self.assumed &= mask;
-    }
-    /// The guard's value on this path: Some(executes) when known.
-    pub fn guard(&self, g: Guard) -> Option<bool> {
-        match g {
-            Guard::Always => Some(true),
-            Guard::Never => Some(false),
-            Guard::If { p, not } => self.get(p).map(|v| v != not),
-        }
-    }
-}
-
 /// What the analysis knows of symbols apart from any path: ranges and trailing zero bits of the
 /// values some instructions make (a mask, a byte insert).
 pub trait SymInfo {
@@ -93,6 +32,18 @@ pub struct Values {
     /// Bounds of values the analysis only names, from their operands' bounds on this path (an
     /// XOR of two thread indices, a shift of a masked value).
     pub(super) bounds: Arc<BTreeMap<Sym, (i64, i64)>>,
+    guarded: Arc<Vec<Guarded>>,
+}
+
+/// What a register holds where a predicate has a value. An instruction under a guard the path
+/// does not know leaves its register unknown, yet one under the same guard, with neither the
+/// predicate nor the register written since, reads what it wrote (`@!P4 LEA R19, ...` then
+/// `@!P4 LDGSTS [R19+0x8800]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Guarded {
+    reg: Reg,
+    guard: Guard,
+    val: Lin,
 }
 
 impl Default for Values {
@@ -103,6 +54,7 @@ impl Default for Values {
             conds: Arc::new([None; 16]),
             facts: Arc::new(Vec::new()),
             bounds: Arc::new(BTreeMap::new()),
+            guarded: Arc::new(Vec::new()),
         };
         for r in 0..REGS as Reg {
             v.put(r, Some(Lin::sym(Sym::phi(0, r))));
@@ -123,6 +75,30 @@ impl Values {
             return;
         }
         Arc::make_mut(&mut self.regs[r as usize / CHUNK]).put(r as usize % CHUNK, v);
+        if self.guarded.iter().any(|g| g.reg == r) {
+            Arc::make_mut(&mut self.guarded).retain(|g| g.reg != r);
+        }
+    }
+    /// `r`, just written under a `guard` the path does not know, holds `val` where it holds.
+    pub(super) fn put_guarded(&mut self, reg: Reg, guard: Guard, val: Lin) {
+        Arc::make_mut(&mut self.guarded).push(Guarded { reg, guard, val });
+    }
+    /// Predicate `p` is written: the comparison it held and what registers hold under it go.
+    pub(super) fn pred_written(&mut self, p: Pred) {
+        self.set_cond(p, None);
+        let under = |g: &Guarded| matches!(g.guard, Guard::If { p: q, .. } if q == p);
+        if self.guarded.iter().any(under) {
+            Arc::make_mut(&mut self.guarded).retain(|g| !under(g));
+        }
+    }
+    /// Every predicate may have been written.
+    pub(super) fn all_preds_written(&mut self) {
+        if self.conds.iter().any(Option::is_some) {
+            self.conds = Arc::new([None; 16]);
+        }
+        if !self.guarded.is_empty() {
+            self.guarded = Arc::new(Vec::new());
+        }
     }
     pub fn cond(&self, p: Pred) -> Option<Cond> {
         self.conds[p as usize]
@@ -130,11 +106,6 @@ impl Values {
     pub(super) fn set_cond(&mut self, p: Pred, c: Option<Cond>) {
         if self.conds[p as usize] != c {
             Arc::make_mut(&mut self.conds)[p as usize] = c;
-        }
-    }
-    pub(super) fn clear_conds(&mut self) {
-        if self.conds.iter().any(Option::is_some) {
-            self.conds = Arc::new([None; 16]);
         }
     }
 
@@ -204,9 +175,20 @@ impl Values {
 
     /// The address a memory operand names.
     pub fn address(&self, m: &decode::Mem) -> Val {
+        self.address_under(m, Guard::Always)
+    }
+
+    /// The address a memory operand of an instruction under `guard` names: a register written
+    /// under the same guard holds what was written there.
+    pub fn address_under(&self, m: &decode::Mem, guard: Guard) -> Val {
         let mut a = Lin::konst(m.imm);
         for &(r, scale) in &m.regs {
-            a = a.add_scaled(&self.get(r)?, scale)?;
+            let under = self.guarded.iter().find(|g| g.reg == r && g.guard == guard);
+            let v = match under {
+                Some(g) => g.val,
+                None => self.get(r)?,
+            };
+            a = a.add_scaled(&v, scale)?;
         }
         Some(a)
     }
@@ -232,6 +214,9 @@ impl Values {
         }
         if self.bounds.contains_key(&Sym::def(index, 0)) {
             Arc::make_mut(&mut self.bounds).remove(&Sym::def(index, 0));
+        }
+        if self.guarded.iter().any(|g| g.val.mentions(gone)) {
+            Arc::make_mut(&mut self.guarded).retain(|g| !g.val.mentions(gone));
         }
     }
 
@@ -431,6 +416,12 @@ impl Values {
             changed = true;
         }
         // a bound both paths agree on stays; one that differs is dropped (no widening ladder)
+        // what a register holds under a guard stays where both paths say it
+        let kept = |g: &&Guarded| other.guarded.contains(g) && !g.val.mentions(ours);
+        if !Arc::ptr_eq(&self.guarded, &other.guarded) && !self.guarded.iter().all(|g| kept(&g)) {
+            self.guarded = Arc::new(self.guarded.iter().filter(kept).copied().collect());
+            changed = true;
+        }
         let agrees = |(s, b): (&Sym, &(i64, i64))| other.bounds.get(s) == Some(b);
         if !Arc::ptr_eq(&self.bounds, &other.bounds) && !self.bounds.iter().all(agrees) {
             let agreed = self.bounds.iter().filter(|&e| agrees(e));

@@ -120,3 +120,36 @@ fn a_two_stage_pipeline_may_keep_the_newest_group_in_flight() {
     let short = pipeline.replacen("LDGDEPBAR", "NOP", 1);
     assert_eq!(status(CP_ASYNC, &short), Status::Hazard);
 }
+
+#[test]
+fn a_copy_under_the_guard_its_address_was_made_under_writes_there() {
+    // sgl-kernel's marlin_moe_wna16::Marlin: `@!P4 LEA R19, R210, UR11, 0x4` then
+    // `@!P4 LDGSTS [R19+0x8800]`, where the path does not know P4 (tid > 15); the read of the
+    // first KiB below is of bytes no copy wrote
+    let body = |at: &str| {
+        with_prologue(&format!(
+            "
+    ISETP.GT.U32.AND P4, PT, R0, 0xf, PT
+    LEA R5, R0, UR4, 0x2
+    @!P4 LEA R19, R0, UR4, 0x4
+    @!P4 LDGSTS.E.BYPASS.128 [R19+{at}], [R10.64]
+    LDGDEPBAR
+    LDS R9, [R5+0x100]
+    EXIT
+"
+        ))
+    };
+    assert_eq!(status(CP_ASYNC, &body("0x8800")), Status::Holds);
+    hazard(CP_ASYNC, &body("0x100"), "no wait_group");
+    // the predicate written between them: the copy's address is not the LEA's
+    let rewritten = body("0x8800").replace(
+        "@!P4 LDGSTS",
+        "ISETP.GT.U32.AND P4, PT, R0, 0x1f, PT\n    @!P4 LDGSTS",
+    );
+    found(
+        CP_ASYNC,
+        &rewritten,
+        Status::Undecided,
+        "whether the read touches the copied bytes is not known",
+    );
+}
