@@ -25,9 +25,9 @@ pub fn step(
         vals.invalidate(index);
     }
     let results = semantics::results(vals, op, index, preds, info);
-    let bound = match results.first() {
-        Some(Some(_)) => None,
-        _ => ranges::result(vals, op, info),
+    let (bound, derived) = match results.first() {
+        Some(Some(_)) => (None, None),
+        _ => (ranges::result(vals, op, info), ranges::derived(vals, op)),
     };
     for (slot, &r) in w.regs.iter().enumerate() {
         let fresh = Some(Lin::sym(Sym::def(index, slot as u16)));
@@ -47,6 +47,9 @@ pub fn step(
             None => v,
         };
         vals.put(r, v);
+        if let (0, Some(d), false) = (slot, derived, maybe || v != fresh) {
+            vals.derive(Sym::def(index, 0), d);
+        }
         // where the guard holds, the register holds what the instruction made
         if let (true, Guard::If { .. }, Some(made)) = (maybe && v != new, op.guard, new) {
             vals.put_guarded(r, op.guard, made);

@@ -153,3 +153,33 @@ fn a_copy_under_the_guard_its_address_was_made_under_writes_there() {
         "whether the read touches the copied bytes is not known",
     );
 }
+
+#[test]
+fn a_masked_value_is_bounded_by_what_the_path_knows_of_its_thread_index() {
+    // sgl-kernel's gptq_marlin_repack_kernel: R6 = (tid >> 2) & ~3 is made before the branch
+    // that keeps threads 0..255; after it R6 is at most 60, so the read of [R6, R6 + 4) stays
+    // below the copies at 0x40 and up
+    let body = |at: &str| {
+        with_prologue(&format!(
+            "
+    SHF.R.U32.HI R6, RZ, 0x2, R0
+    LOP3.LUT R6, R6, 0x3ffffffc, RZ, 0xc0, !PT
+    LEA R12, R0, UR4, 0x4
+    ISETP.GT.U32.AND P0, PT, R0, 0xff, PT
+    @P0 EXIT
+    LDGSTS.E.BYPASS.128 [R12+{at}], [R8.64]
+    LDGDEPBAR
+    LDS R10, [R6+UR4]
+    EXIT
+"
+        ))
+    };
+    assert_eq!(status(CP_ASYNC, &body("0x40")), Status::Holds);
+    // four bytes lower, the copies may meet the read
+    found(
+        CP_ASYNC,
+        &body("0x3c"),
+        Status::Undecided,
+        "their addresses are only bounded here, and the bounds meet",
+    );
+}

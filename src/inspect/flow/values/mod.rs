@@ -4,9 +4,12 @@
 //! distance to another such register kept when both paths agree on it: a pipeline's head stays
 //! three ahead of its tail however many times the loop ran).
 
+mod decide;
+
 use super::chunk::{self, Chunk};
 use super::decode::{self, Guard, Operand, Pred, REGS, Reg};
-use super::lin::{self, Cond, Lin, Rel, Sym, Val};
+use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
+use super::ranges::Derived;
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +17,8 @@ use std::sync::Arc;
 const CHUNK: usize = chunk::LEN;
 const CHUNKS: usize = REGS / CHUNK;
 const FACTS: usize = 24;
+/// Derived values followed back through at most this many others.
+const DERIVED_DEPTH: u32 = 4;
 
 /// What the analysis knows of symbols apart from any path: ranges and trailing zero bits of the
 /// values some instructions make (a mask, a byte insert).
@@ -33,6 +38,8 @@ pub struct Values {
     /// XOR of two thread indices, a shift of a masked value).
     pub(super) bounds: Arc<BTreeMap<Sym, (i64, i64)>>,
     guarded: Arc<Vec<Guarded>>,
+    /// Values the analysis only names, with the form each was made of (`tid >> 2`).
+    derived: Arc<BTreeMap<Sym, Derived>>,
 }
 
 /// What a register holds where a predicate has a value. An instruction under a guard the path
@@ -55,6 +62,7 @@ impl Default for Values {
             facts: Arc::new(Vec::new()),
             bounds: Arc::new(BTreeMap::new()),
             guarded: Arc::new(Vec::new()),
+            derived: Arc::new(BTreeMap::new()),
         };
         for r in 0..REGS as Reg {
             v.put(r, Some(Lin::sym(Sym::phi(0, r))));
@@ -109,12 +117,31 @@ impl Values {
         }
     }
 
-    /// The range of a symbol: what its instruction alone says, else what this path bounds.
+    /// The range of a symbol: what its instruction alone says, what this path bounds, and for
+    /// a value derived from a form, what that form takes with its thread indices over the
+    /// ranges this path allows them.
     pub fn range(&self, s: Sym, info: &dyn SymInfo) -> Option<(i64, i64)> {
-        match (info.range(s), self.bounds.get(&s)) {
-            (Some(a), Some(b)) => Some((a.0.max(b.0), a.1.min(b.1))),
-            (a, b) => a.or(b.copied()),
-        }
+        self.range_within(s, info, DERIVED_DEPTH)
+    }
+
+    fn range_within(&self, s: Sym, info: &dyn SymInfo, depth: u32) -> Option<(i64, i64)> {
+        let derived = self.derived.get(&s).filter(|_| depth > 0).and_then(|d| {
+            d.range(|x| {
+                lin::interval(x, |t| match t.kind() {
+                    Kind::Special(_) => self.thread_range(t, info),
+                    _ => self.range_within(t, info, depth - 1),
+                })
+            })
+        });
+        [info.range(s), self.bounds.get(&s).copied(), derived]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| (a.0.max(b.0), a.1.min(b.1)))
+    }
+
+    /// `s`, a value the analysis only names, was made of a form as `d` says.
+    pub(super) fn derive(&mut self, s: Sym, d: Derived) {
+        Arc::make_mut(&mut self.derived).insert(s, d);
     }
 
     /// The range of a thread index on this path: its bounds narrowed by the comparisons the path
@@ -218,6 +245,10 @@ impl Values {
         if self.guarded.iter().any(|g| g.val.mentions(gone)) {
             Arc::make_mut(&mut self.guarded).retain(|g| !g.val.mentions(gone));
         }
+        let stale = |(s, d): (&Sym, &Derived)| gone(*s) || d.form().mentions(gone);
+        if self.derived.iter().any(stale) {
+            Arc::make_mut(&mut self.derived).retain(|s, d| !stale((s, d)));
+        }
     }
 
     /// The path assumes predicate `p` is `v`: what it held becomes a known comparison.
@@ -232,93 +263,6 @@ impl Values {
                 facts.push(c);
             }
         }
-    }
-
-    /// Whether `c` holds on this path, and whether that rests on the comparisons the path took
-    /// (`by_path`) rather than on the values alone; None when it cannot be told. A fact is
-    /// matched with its operands either way round (`UR15 != 0` then `0 != UR15`).
-    pub fn decide(&self, c: &Cond, info: &dyn SymInfo) -> Option<(bool, bool)> {
-        if let Some(v) = self.by_values(c, info, false) {
-            return Some((v, false));
-        }
-        self.by_values(c, info, true)
-            .or_else(|| self.by_values(&c.swapped(), info, true))
-            .map(|v| (v, true))
-    }
-
-    fn by_values(&self, c: &Cond, info: &dyn SymInfo, facts: bool) -> Option<bool> {
-        if let (Some(a), Some(b)) = (c.a.as_const(), c.b.as_const()) {
-            return Some(if c.unsigned {
-                c.rel.holds(a as u32 as i64, b as u32 as i64)
-            } else {
-                c.rel.holds(a, b)
-            });
-        }
-        let d = c.a.sub(&c.b)?;
-        if c.unsigned {
-            // only equality survives without knowing the operands' magnitudes
-            return match (d.as_const(), c.rel) {
-                (Some(0), Rel::Eq | Rel::Le | Rel::Ge) => Some(true),
-                (Some(0), _) => Some(false),
-                (Some(_), Rel::Eq) => Some(false),
-                (Some(_), Rel::Ne) => Some(true),
-                _ if facts => self.by_facts(c, &d),
-                _ => None,
-            };
-        }
-        let (mut lo, mut hi) = self.span(&d, info).unwrap_or((i64::MIN, i64::MAX));
-        for f in self.facts.iter().filter(|f| facts && !f.unsigned) {
-            let Some(df) = f.a.sub(&f.b) else { continue };
-            let Some(shift) = df.sub(&d).and_then(|x| x.as_const()) else {
-                continue;
-            };
-            // d = df - shift, and df rel 0
-            let (a, b) = match f.rel {
-                Rel::Eq => (0, 0),
-                Rel::Lt => (i64::MIN, -1),
-                Rel::Le => (i64::MIN, 0),
-                Rel::Gt => (1, i64::MAX),
-                Rel::Ge => (0, i64::MAX),
-                Rel::Ne if shift == 0 => match c.rel {
-                    Rel::Eq => return Some(false),
-                    Rel::Ne => return Some(true),
-                    _ => continue,
-                },
-                Rel::Ne => continue,
-            };
-            lo = lo.max(a.saturating_sub(shift));
-            hi = hi.min(b.saturating_sub(shift));
-        }
-        let all = |f: &dyn Fn(i64) -> bool| f(lo) && f(hi) && (lo..=hi).size_hint().0 > 0;
-        let test = |x: i64| c.rel.holds(x, 0);
-        if lo > hi {
-            return None;
-        }
-        match c.rel {
-            Rel::Eq | Rel::Ne if lo == hi => Some(test(lo)),
-            Rel::Eq if lo > 0 || hi < 0 => Some(false),
-            Rel::Ne if lo > 0 || hi < 0 => Some(true),
-            Rel::Eq | Rel::Ne => None,
-            _ if all(&test) => Some(true),
-            _ if !test(lo) && !test(hi) => Some(false),
-            _ => None,
-        }
-    }
-
-    fn by_facts(&self, c: &Cond, d: &Lin) -> Option<bool> {
-        self.facts.iter().find_map(|f| {
-            let same = f.unsigned == c.unsigned && f.a.sub(&f.b).as_ref() == Some(d);
-            if !same {
-                return None;
-            }
-            if f.rel == c.rel {
-                Some(true)
-            } else if f.rel == c.rel.negate() {
-                Some(false)
-            } else {
-                None
-            }
-        })
     }
 
     /// The facts this path holds on value `x` against a constant, as (relation, constant,
@@ -416,6 +360,14 @@ impl Values {
             changed = true;
         }
         // a bound both paths agree on stays; one that differs is dropped (no widening ladder)
+        // what a value was derived from stays where both paths say it
+        let same =
+            |(s, d): (&Sym, &Derived)| other.derived.get(s) == Some(d) && !d.form().mentions(ours);
+        if !Arc::ptr_eq(&self.derived, &other.derived) && !self.derived.iter().all(same) {
+            let kept = self.derived.iter().filter(|&e| same(e));
+            self.derived = Arc::new(kept.map(|(s, d)| (*s, *d)).collect());
+            changed = true;
+        }
         // what a register holds under a guard stays where both paths say it
         let kept = |g: &&Guarded| other.guarded.contains(g) && !g.val.mentions(ours);
         if !Arc::ptr_eq(&self.guarded, &other.guarded) && !self.guarded.iter().all(|g| kept(&g)) {
