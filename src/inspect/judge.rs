@@ -12,7 +12,9 @@ use crate::evidence::sass::Census;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-const MOVEMENT: [&str; 31] = [
+/// Movement and synchronisation: Blackwell's with the rest (the TMA unit's command flush and
+/// cache control, tcgen05's tensor-memory loads, stores, copies, commits and allocation).
+const MOVEMENT: [&str; 33] = [
     "LDGSTS",
     "LDGDEPBAR",
     "DEPBAR",
@@ -25,6 +27,7 @@ const MOVEMENT: [&str; 31] = [
     "UTMAREDG",
     "UTMAPF",
     "UTMACCTL",
+    "UTMACMDFLUSH",
     "LDG",
     "STG",
     "LDS",
@@ -37,6 +40,7 @@ const MOVEMENT: [&str; 31] = [
     "STTM",
     "UTCCP",
     "UTCBAR",
+    "UTCATOMSWS",
     "SYNCS",
     "BAR",
     "FENCE",
@@ -215,5 +219,40 @@ pub fn kernel(k: &Kernel, a: &Analysis, cx: &Context, lines: &mut Lines) -> Kern
         checks: a.checks.clone(),
         resources,
         name: name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Forms from sgl-kernel 0.3.21's sm100 `common_ops` (sm_100a and sm_120a builds).
+    #[test]
+    fn blackwell_families_are_in_the_census() {
+        let forms = [
+            "UTMACMDFLUSH",
+            "UTMALDG.3D.MULTICAST.2CTA",
+            "UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN",
+            "UTCCP.T.S.2CTA.4x32dp128bit",
+            "LDTM.16dp256bit.x8",
+            "STTM.x32",
+            "UTCBAR.2CTA.MULTICAST",
+            "UTCQMMA.2CTA",
+            "UTCOMMA.4X",
+            "FMUL2",
+            "FADD2",
+            "QMMA.16832.F32.E4M3.E4M3",
+            "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X",
+            "IMAD.WIDE",
+        ];
+        let c = Census {
+            kernel: "k".into(),
+            total: forms.len() as u32,
+            opcodes: forms.iter().map(|f| (f.to_string(), 1)).collect(),
+        };
+        let (movement, math) = (select(&c, &MOVEMENT), select(&c, &MATH));
+        assert_eq!(movement.len(), 7, "{movement:?}");
+        assert_eq!(math.len(), 6, "{math:?}");
+        assert!(!movement.contains_key("IMAD.WIDE") && !math.contains_key("IMAD.WIDE"));
     }
 }
