@@ -12,7 +12,7 @@ time, and exits 1 when a census differs or a hazard is not explained.
 Needs: python3 with pip, the CUDA tools (`bash .ci/run` installs them under target/ci-cuda),
 a release build (`cargo build --release`), network access to PyPI, and a few GB of disk.
 
-    scripts/inspect-corpus.py [--only NAME ...] [--work DIR] [--no-census] [--jobs N]
+    scripts/inspect-corpus.py [--only NAME ...] [--arch SM] [--work DIR] [--no-census] [--jobs N]
 """
 
 import argparse
@@ -55,6 +55,11 @@ LIBRARIES = {
     "cusparse": (
         "nvidia-cusparse==12.9.4.2",
         "nvidia/cu13/lib/libcusparse.so.12",
+        "NVIDIA Software License (downloaded for analysis, not redistributed)",
+    ),
+    "cublaslt": (
+        "nvidia-cublas==13.1.0.3",
+        "nvidia/cu13/lib/libcublasLt.so.13",
         "NVIDIA Software License (downloaded for analysis, not redistributed)",
     ),
 }
@@ -164,6 +169,7 @@ def main():
     ap.add_argument("--only", nargs="*", choices=sorted(LIBRARIES), help="these libraries only")
     ap.add_argument("--work", default=os.path.join(ROOT, "target/corpus"))
     ap.add_argument("--no-census", action="store_true", help="skip the nvdisasm census comparison")
+    ap.add_argument("--arch", help="only the cubins for this architecture (inspect's --arch)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     ap.add_argument("--tilepipe", default=os.path.join(ROOT, "target/release/tilepipe"))
     a = ap.parse_args()
@@ -175,7 +181,8 @@ def main():
         requirement, member, licence = LIBRARIES[name]
         lib = fetch(requirement, member, a.work)
         start = time.monotonic()
-        run = subprocess.run([a.tilepipe, "inspect", lib, "--format", "json", "--quiet"],
+        arch = ["--arch", a.arch] if a.arch else []
+        run = subprocess.run([a.tilepipe, "inspect", lib, "--format", "json", "--quiet", *arch],
                              capture_output=True, text=True, env=env)
         wall = time.monotonic() - start
         if run.returncode not in (0, 1):

@@ -7,14 +7,17 @@ use super::claims::{self, Claim, Stated, Verdict};
 use super::input::{Source, Target};
 use super::listing::Kernel;
 use super::report::KernelReport;
+use super::stages::{self, Depth};
 use super::triton::Meta;
 use super::usage::{self, Launch, Usage};
-use super::{checks, flow, mechanism, names, stages};
+use super::{checks, flow, mechanism, names};
 use crate::evidence::sass::Census;
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-const MOVEMENT: [&str; 31] = [
+/// Movement and synchronisation: Blackwell's with the rest (the TMA unit's command flush and
+/// cache control, tcgen05's tensor-memory loads, stores, copies, commits and allocation).
+const MOVEMENT: [&str; 33] = [
     "LDGSTS",
     "LDGDEPBAR",
     "DEPBAR",
@@ -27,6 +30,7 @@ const MOVEMENT: [&str; 31] = [
     "UTMAREDG",
     "UTMAPF",
     "UTMACCTL",
+    "UTMACMDFLUSH",
     "LDG",
     "STG",
     "LDS",
@@ -39,6 +43,7 @@ const MOVEMENT: [&str; 31] = [
     "STTM",
     "UTCCP",
     "UTCBAR",
+    "UTCATOMSWS",
     "SYNCS",
     "BAR",
     "FENCE",
@@ -48,10 +53,10 @@ const MOVEMENT: [&str; 31] = [
     "UCGABAR_WAIT",
 ];
 
-const MATH: [&str; 26] = [
-    "HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA", "UTCQMMA",
-    "UTCIMMA", "UTCOMMA", "UTCMMA", "FFMA", "FMUL", "FADD", "FFMA2", "FMUL2", "FADD2", "HFMA2",
-    "HMUL2", "HADD2", "DFMA", "DMUL", "DADD", "MUFU",
+const MATH: [&str; 28] = [
+    "HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA", "HGMMA", "IGMMA", "QGMMA", "BGMMA", "UTCHMMA",
+    "UTCQMMA", "UTCIMMA", "UTCOMMA", "UTCMMA", "FFMA", "FMUL", "FADD", "FFMA2", "FMUL2", "FADD2",
+    "HFMA2", "HMUL2", "HADD2", "DFMA", "DMUL", "DADD", "MUFU",
 ];
 
 fn select(c: &Census, bases: &[&str]) -> BTreeMap<String, u32> {
@@ -115,6 +120,7 @@ fn stated(
         let given = Stated {
             claim,
             from: "--claim".into(),
+            arch: None,
         };
         return staged.into_iter().chain([given]).collect();
     }
@@ -170,38 +176,51 @@ pub struct Context<'a> {
     pub triton: Option<&'a Meta>,
 }
 
-pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
+/// What a kernel's instructions alone tell: the same in every cubin that holds them.
+pub struct Analysis {
+    census: Census,
+    /// The stages its loops keep in flight and its protocol checks, or why it is a stub with
+    /// nothing to judge.
+    body: std::result::Result<(Depth, Vec<checks::Check>), String>,
+}
+
+pub fn analyse(k: &Kernel) -> Analysis {
     let census = Census::of(&k.function);
+    let body = match mechanism::stub(&census) {
+        Some(why) => Err(why),
+        None => {
+            let cfg = flow::Cfg::of(k);
+            Ok((stages::depth(k, &cfg), checks::all(k, &cfg)))
+        }
+    };
+    Analysis { census, body }
+}
+
+/// The kernel's report in the cubin `cx` names, from its analysis.
+pub fn kernel(k: &Kernel, a: &Analysis, cx: &Context, lines: &mut Lines) -> KernelReport {
+    let census = &a.census;
     let name = &k.function.name;
     let mut resources = usage::resources(
         cx.usage.ok().and_then(|u| u.get(name).copied()),
-        &census,
+        census,
         cx.target.map(|t| t.arch),
         cx.launch.or(cx.triton.map(Meta::launch)),
     );
     if let Err(why) = cx.usage {
         resources.note.get_or_insert_with(|| why.to_string());
     }
-    let stub = mechanism::stub(&census);
     let said = stated(k, cx.claim, cx.triton, lines);
-    let (depth, verdicts, checks) = match &stub {
-        Some(why) => (
-            None,
-            said.iter().map(|s| Verdict::stub(s, why)).collect(),
-            Vec::new(),
-        ),
-        None => {
-            let cfg = flow::Cfg::of(k);
-            let depth = stages::depth(k, &cfg);
-            let verdicts = said
-                .iter()
-                .map(|s| claims::attest(s, &census, &depth))
-                .collect();
-            (
-                Some(depth),
-                serialised(verdicts, cx.log, name),
-                checks::all(k, &cfg),
-            )
+    let verdicts = match &a.body {
+        Err(why) => said.iter().map(|s| Verdict::not_judged(s, why)).collect(),
+        Ok((depth, _)) => {
+            // what the kernel claims of itself is judged on the builds that can emit it; a
+            // --claim is the user's about this very build
+            let read = cx.target.filter(|_| cx.claim.is_none());
+            let judge = |s: &Stated| match read.and_then(|t| claims::beyond(s, t)) {
+                Some(why) => Verdict::not_judged(s, &why),
+                None => claims::attest(s, census, depth),
+            };
+            serialised(said.iter().map(judge).collect(), cx.log, name)
         }
     };
     KernelReport {
@@ -212,16 +231,51 @@ pub fn kernel(k: &Kernel, cx: &Context, lines: &mut Lines) -> KernelReport {
         cubin: cx.cubin.to_string(),
         disassembler: cx.tool.to_string(),
         instructions: census.total,
-        movement_census: select(&census, &MOVEMENT),
-        math_census: select(&census, &MATH),
-        movement: mechanism::movement(&census),
-        math: mechanism::math(&census),
-        stub,
-        stages: depth,
+        movement_census: select(census, &MOVEMENT),
+        math_census: select(census, &MATH),
+        movement: mechanism::movement(census),
+        math: mechanism::math(census),
+        stub: a.body.as_ref().err().cloned(),
+        stages: a.body.as_ref().ok().map(|(d, _)| d.clone()),
         claims: verdicts,
-        checks,
+        checks: a.body.as_ref().map(|(_, c)| c.clone()).unwrap_or_default(),
         resources,
         triton: cx.triton.cloned(),
         name: name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Forms from sgl-kernel 0.3.21's sm100 `common_ops` (sm_100a and sm_120a builds).
+    #[test]
+    fn blackwell_families_are_in_the_census() {
+        let forms = [
+            "UTMACMDFLUSH",
+            "UTMALDG.3D.MULTICAST.2CTA",
+            "UTCATOMSWS.2CTA.FIND_AND_SET.ALIGN",
+            "UTCCP.T.S.2CTA.4x32dp128bit",
+            "LDTM.16dp256bit.x8",
+            "STTM.x32",
+            "UTCBAR.2CTA.MULTICAST",
+            "UTCQMMA.2CTA",
+            "UTCOMMA.4X",
+            "FMUL2",
+            "FADD2",
+            "QMMA.16832.F32.E4M3.E4M3",
+            "OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X",
+            "IMAD.WIDE",
+        ];
+        let c = Census {
+            kernel: "k".into(),
+            total: forms.len() as u32,
+            opcodes: forms.iter().map(|f| (f.to_string(), 1)).collect(),
+        };
+        let (movement, math) = (select(&c, &MOVEMENT), select(&c, &MATH));
+        assert_eq!(movement.len(), 7, "{movement:?}");
+        assert_eq!(math.len(), 6, "{math:?}");
+        assert!(!movement.contains_key("IMAD.WIDE") && !math.contains_key("IMAD.WIDE"));
     }
 }

@@ -7,7 +7,9 @@ use crate::evidence::sass::Census;
 pub const TMA: [&str; 3] = ["UTMALDG", "UTMASTG", "UTMAREDG"];
 pub const BULK: [&str; 2] = ["UBLKCP", "UBLKRED"];
 pub const ASYNC_COPIES: [&str; 5] = ["LDGSTS", "UBLKCP", "UBLKRED", "UTMALDG", "UTMASTG"];
-pub const TENSOR_CORE: [&str; 4] = ["HMMA", "IMMA", "DMMA", "BMMA"];
+/// mma.sync: QMMA is the fp8 form (sm_89, sm_120), OMMA the fp4 one (sm_120's block-scaled
+/// `kind::mxf4`).
+pub const TENSOR_CORE: [&str; 6] = ["HMMA", "IMMA", "DMMA", "BMMA", "QMMA", "OMMA"];
 pub const WARPGROUP: [&str; 4] = ["HGMMA", "IGMMA", "QGMMA", "BGMMA"];
 /// tcgen05.mma (sm_100 and newer): the MMA reads shared memory and accumulates in tensor memory.
 pub const TCGEN05: [&str; 5] = ["UTCHMMA", "UTCQMMA", "UTCIMMA", "UTCOMMA", "UTCMMA"];

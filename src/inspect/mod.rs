@@ -5,8 +5,9 @@
 //! checks over its feasible paths, the stages its loops keep in flight, and the resources with
 //! the occupancy of a launch shape. A folder is read as Triton's cache: each kernel's metadata
 //! beside its cubin gives its claims (num_stages, tensor descriptors) and its launch. No GPU is
-//! needed. Cubins are disassembled in parallel; --arch and --kernel leave cubins out
-//! before they are disassembled.
+//! needed. Cubins are disassembled in parallel; --arch and --kernel leave cubins out before they
+//! are disassembled, and twins (the same code built for two architectures) are disassembled and
+//! analysed once.
 
 pub mod checks;
 pub mod claims;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod select;
 pub mod stages;
 pub mod triton;
+pub mod twins;
 pub mod usage;
 
 pub use report::{Exit, FailOn, KernelReport, Report, Unreadable};
@@ -57,31 +59,65 @@ pub struct Request {
 /// One cubin's kernels, or why it could not be read.
 type Judged = std::result::Result<Vec<KernelReport>, Unreadable>;
 
-/// A cubin to judge, with the symbol indices of the kernels --kernel asks for in it.
+/// Cubins to judge from one listing (twins: the same code, `twins`), with their places in the
+/// library's order and the symbol indices of the kernels --kernel asks for in them.
 struct Todo<'a> {
-    cubin: &'a Cubin,
+    cubins: Vec<&'a Cubin>,
+    at: Vec<usize>,
     only: Option<Vec<usize>>,
 }
 
-fn judge_cubin(
+/// Each twin's todo merged into its group's first: twins asked for the same kernels whose
+/// architectures their names say (the listing of the first cannot say the others').
+fn twins_together(todo: Vec<Todo>) -> Vec<Todo> {
+    let paths: Vec<&std::path::Path> = todo.iter().map(|t| t.cubins[0].path.as_path()).collect();
+    let groups = twins::groups(&paths);
+    let mut slots: Vec<Option<Todo>> = todo.into_iter().map(Some).collect();
+    let mut out = Vec::new();
+    for group in groups {
+        let mut first = slots[group[0]].take().expect("each todo is in one group");
+        for &i in &group[1..] {
+            let t = slots[i].take().expect("each todo is in one group");
+            let named = |t: &Todo| t.cubins.iter().all(|c| c.target.is_some());
+            if t.only == first.only && named(&t) && named(&first) {
+                first.cubins.extend(t.cubins);
+                first.at.extend(t.at);
+            } else {
+                out.push(t);
+            }
+        }
+        out.push(first);
+    }
+    out
+}
+
+/// The todo's cubins judged, in its order: the first is disassembled, and each kernel's
+/// analysis serves every twin, reported with the twin's own name and architecture.
+fn judge_cubins(
     todo: &Todo,
     req: &Request,
     loaded: &input::Loaded,
     filter: Option<&KernelFilter>,
     tc: &Toolchain,
-) -> Result<Judged> {
-    let cubin = todo.cubin;
-    // the cubin is named beside the reason: a disassembler's failure is said once
-    let unreadable = |e: Error| Unreadable {
-        cubin: cubin.name.clone(),
-        reason: match e {
+) -> Result<Vec<Judged>> {
+    let cubin = todo.cubins[0];
+    // each twin is named beside the reason: a disassembler's failure is said once a cubin
+    let unreadable = |e: Error| {
+        let reason = match e {
             Error::Disassembler { detail, .. } => detail,
             e => e.to_string(),
-        },
+        };
+        let each = todo.cubins.iter().map(|c| {
+            Err(Unreadable {
+                cubin: c.name.clone(),
+                reason: reason.clone(),
+            })
+        });
+        Ok(each.collect())
     };
     let (tool, text) = match input::disassemble(&cubin.path, tc, todo.only.as_deref()) {
         Ok(d) => d,
-        Err(e) => return Ok(Err(unreadable(e))),
+        Err(e) => return unreadable(e),
     };
     let target = listing::target(&text)
         .and_then(|t| t.parse::<Target>().ok())
@@ -102,23 +138,45 @@ fn judge_cubin(
         .filter(|k| filter.is_none_or(|f| f.matches(&k.function.name)))
         .collect();
     drop(text);
-    let cx = judge::Context {
-        cubin: &cubin.name,
-        tool: &tool,
-        target: target.as_ref(),
-        usage: usage.as_ref().map_err(String::as_str),
-        claim: req.claim,
-        launch: req.launch,
-        log: &loaded.log,
-        triton: cubin.triton.as_ref(),
-    };
+    let targets: Vec<Option<&Target>> = std::iter::once(target.as_ref())
+        .chain(todo.cubins[1..].iter().map(|c| c.target.as_ref()))
+        .collect();
+    let contexts: Vec<judge::Context> = todo
+        .cubins
+        .iter()
+        .zip(targets)
+        .map(|(c, target)| judge::Context {
+            cubin: &c.name,
+            tool: &tool,
+            target,
+            usage: usage.as_ref().map_err(String::as_str),
+            claim: req.claim,
+            launch: req.launch,
+            log: &loaded.log,
+            triton: c.triton.as_ref(),
+        })
+        .collect();
     // kernels in parallel too: one cubin can hold hundreds of long kernels (cuBLASLt's), and
     // judged one after the other they would keep the whole run waiting on that cubin
-    Ok(Ok(kernels
+    let per_kernel: Vec<Vec<KernelReport>> = kernels
         .par_iter()
         .with_max_len(1)
-        .map(|k| judge::kernel(k, &cx, &mut judge::Lines::new(loaded.source.as_ref())))
-        .collect()))
+        .map(|k| {
+            let a = judge::analyse(k);
+            let mut lines = judge::Lines::new(loaded.source.as_ref());
+            contexts
+                .iter()
+                .map(|cx| judge::kernel(k, &a, cx, &mut lines))
+                .collect()
+        })
+        .collect();
+    let mut out: Vec<Vec<KernelReport>> = contexts.iter().map(|_| Vec::new()).collect();
+    for reports in per_kernel {
+        for (o, r) in out.iter_mut().zip(reports) {
+            o.push(r);
+        }
+    }
+    Ok(out.into_iter().map(Ok).collect())
 }
 
 pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Report> {
@@ -148,7 +206,11 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
     let mut names: Vec<String> = Vec::new();
     let mut todo: Vec<Todo> = Vec::new();
     match &filter {
-        None => todo.extend(loaded.cubins.iter().map(|cubin| Todo { cubin, only: None })),
+        None => todo.extend(loaded.cubins.iter().map(|c| Todo {
+            cubins: vec![c],
+            at: Vec::new(),
+            only: None,
+        })),
         Some(f) => {
             let symbols: Vec<Result<Vec<(usize, String)>>> = loaded
                 .cubins
@@ -168,7 +230,8 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
                             names.extend(list.iter().map(|(_, n)| names::display_name(n)));
                         } else {
                             todo.push(Todo {
-                                cubin: c,
+                                cubins: vec![c],
+                                at: Vec::new(),
                                 only: Some(only),
                             });
                         }
@@ -182,11 +245,17 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
         }
     }
     progress.stage("inspect", todo.len() as u64);
+    for (i, t) in todo.iter_mut().enumerate() {
+        t.at = vec![i];
+    }
     let single = loaded.cubins.len() == 1;
+    if !single {
+        todo = twins_together(todo);
+    }
     // the biggest cubins first, so that no long one starts last and runs alone; the report
     // keeps the library's order
     let mut order: Vec<usize> = (0..todo.len()).collect();
-    let size = |t: &Todo| std::fs::metadata(&t.cubin.path).map_or(0, |m| m.len());
+    let size = |t: &Todo| std::fs::metadata(&t.cubins[0].path).map_or(0, |m| m.len());
     order.sort_by_cached_key(|&i| std::cmp::Reverse(size(&todo[i])));
     // (one queue the workers take from in that order: rayon's halving would not keep it)
     let next = AtomicUsize::new(0);
@@ -196,10 +265,17 @@ pub fn inspect(req: &Request, tc: &Toolchain, progress: &Progress) -> Result<Rep
             std::iter::from_fn(|| {
                 let &i = order.get(next.fetch_add(1, Ordering::Relaxed))?;
                 let t = &todo[i];
-                let r = judge_cubin(t, req, &loaded, filter.as_ref(), tc);
-                progress.step(&t.cubin.name);
-                Some((i, r))
+                let r = judge_cubins(t, req, &loaded, filter.as_ref(), tc);
+                let each: Vec<(usize, Result<Judged>)> = match r {
+                    Ok(list) => t.at.iter().copied().zip(list.into_iter().map(Ok)).collect(),
+                    Err(e) => vec![(t.at[0], Err(e))],
+                };
+                for c in &t.cubins {
+                    progress.step(&c.name);
+                }
+                Some(each)
             })
+            .flatten()
         })
         .collect();
     progress.done();

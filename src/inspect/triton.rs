@@ -52,16 +52,19 @@ impl Meta {
                 stages: self.num_stages,
             },
             from: from(format!("num_stages={}", self.num_stages)),
+            arch: None,
         }];
         if self.descriptors() > 0 {
             out.push(Stated {
                 claim: Claim::Tma,
                 from: from(format!("{} tensor descriptor(s)", self.descriptors())),
+                arch: None,
             });
         } else if self.num_stages > 1 {
             out.push(Stated {
                 claim: Claim::Async,
                 from: from(format!("num_stages={}", self.num_stages)),
+                arch: None,
             });
         }
         out

@@ -43,7 +43,12 @@ impl Census {
             .filter(|i| i.predicate.as_deref() != Some("@!PT"))
             .collect();
         for i in &live {
-            *opcodes.entry(i.opcode.clone()).or_insert(0) += 1;
+            match opcodes.get_mut(&i.opcode) {
+                Some(n) => *n += 1,
+                None => {
+                    opcodes.insert(i.opcode.clone(), 1);
+                }
+            }
         }
         Census {
             kernel: f.name.clone(),

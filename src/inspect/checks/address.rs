@@ -41,9 +41,15 @@ pub struct Access {
 /// of which some thread has) or only a bound.
 pub type SymRange = (Sym, Option<(i64, i64)>, bool);
 
-/// The shared-memory access of instruction `op` under `v`: its first memory operand.
+/// The shared-memory access of instruction `op` under `v`: its first memory operand, with the
+/// registers written under the instruction's own guard as they were written.
 pub fn access(op: &Op, v: &Values, covers: i64, info: &dyn SymInfo) -> Access {
-    at(op.mem().and_then(|m| v.address(m)), covers, v, info)
+    at(
+        op.mem().and_then(|m| v.address_under(m, op.guard)),
+        covers,
+        v,
+        info,
+    )
 }
 
 /// An access at `addr` covering `bytes`, its unknowns bounded as far as `v` says.

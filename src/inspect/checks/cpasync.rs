@@ -15,7 +15,8 @@ use super::{Ctx, Raw, Status, base, witness};
 use crate::inspect::flow::Cfg;
 use crate::inspect::flow::decode::{Op, Operand, Pred};
 use crate::inspect::flow::paths::{self, Protocol, Relevance, Table};
-use crate::inspect::flow::values::{Preds, Values};
+use crate::inspect::flow::preds::Preds;
+use crate::inspect::flow::values::Values;
 use std::collections::{BTreeSet, HashMap};
 
 pub const NAME: &str = "cp.async commit/wait";

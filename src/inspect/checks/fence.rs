@@ -9,7 +9,8 @@ use super::address::{self, Access, Relation};
 use super::{Ctx, Raw, Status};
 use crate::inspect::flow::decode::{Mem, Op, Operand};
 use crate::inspect::flow::paths::{self, Outstanding, Protocol, Relevance, Table, Witness};
-use crate::inspect::flow::values::{Preds, Values};
+use crate::inspect::flow::preds::Preds;
+use crate::inspect::flow::values::Values;
 use std::collections::{BTreeSet, HashMap};
 
 pub const NAME: &str = "fence.proxy.async";

@@ -3,8 +3,10 @@
 //! and whether the census, or for a pipeline's stages the count the SASS keeps in flight,
 //! attests it: "claimed X, emitted Y".
 
+mod build;
 mod read;
 
+pub use build::beyond;
 pub use read::{from_line, from_name, from_source};
 
 use super::mechanism::{self, ASYNC_COPIES, BULK, TCGEN05, TENSOR_CORE, TMA, WARPGROUP, sum};
@@ -73,7 +75,7 @@ impl Claim {
             Claim::Bulk => "a bulk copy, cp.async.bulk (UBLKCP)".into(),
             Claim::Tma => "TMA, cp.async.bulk.tensor (UTMALDG / UTMASTG)".into(),
             Claim::Wgmma => "warpgroup MMA, wgmma (HGMMA)".into(),
-            Claim::Mma => "tensor-core MMA, mma.sync (HMMA / IMMA / DMMA)".into(),
+            Claim::Mma => "tensor-core MMA, mma.sync (HMMA / IMMA / DMMA / QMMA / OMMA)".into(),
             Claim::Tcgen05 => "tcgen05 MMA (UTCHMMA / UTCQMMA / UTCIMMA / UTCOMMA)".into(),
             Claim::Sync => "a synchronous copy (LDG + STS, no asynchronous copy)".into(),
             Claim::Async => "an asynchronous copy (LDGSTS, UBLKCP or UTMALDG)".into(),
@@ -117,6 +119,10 @@ pub struct Stated {
     pub claim: Claim,
     /// "--claim", "the name copyAsyncLargeChunk", "a.cu:17: cuda::memcpy_async".
     pub from: String,
+    /// The architecture the CUTLASS/CuTe identifier it was read from is written for
+    /// (`SM120_16x8x32_TN`: 120).
+    #[serde(skip)]
+    pub arch: Option<u32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -162,8 +168,9 @@ impl Verdict {
         }
     }
 
-    /// The verdict on an empty stub: not judged, whatever the census.
-    pub fn stub(s: &Stated, why: &str) -> Verdict {
+    /// A claim this build says nothing of (an empty stub, an architecture that cannot emit
+    /// what it names): not judged, whatever the census.
+    pub fn not_judged(s: &Stated, why: &str) -> Verdict {
         Verdict {
             stated: s.clone(),
             outcome: Outcome::NotJudged,

@@ -39,6 +39,7 @@ fn from_words(name: &str) -> Vec<Stated> {
             Stated {
                 claim,
                 from: format!("the name {short}"),
+                arch: None,
             },
         );
     }
@@ -108,6 +109,19 @@ fn from_identifier(id: &str) -> Vec<Claim> {
     out
 }
 
+/// The architecture a CUTLASS/CuTe identifier is written for: `SM120_16x8x32_TN` and
+/// `MainloopSm100TmaUmmaWarpSpecialized` name theirs.
+fn arch_of(id: &str) -> Option<u32> {
+    let upper = id.to_ascii_uppercase();
+    let rest = upper.strip_prefix("MAINLOOP").unwrap_or(&upper);
+    let digits: String = rest
+        .strip_prefix("SM")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
 /// The claims a kernel's name makes: its words, then the CUTLASS/CuTe atoms of its template
 /// arguments.
 pub fn from_name(name: &str) -> Vec<Stated> {
@@ -122,6 +136,7 @@ pub fn from_name(name: &str) -> Vec<Stated> {
                 Stated {
                     claim,
                     from: format!("the template argument {id}"),
+                    arch: arch_of(id),
                 },
             );
         }
@@ -181,6 +196,7 @@ pub fn from_source<'a>(lines: impl IntoIterator<Item = (String, &'a str)>) -> Ve
                 Stated {
                     claim,
                     from: format!("{at}: {what}"),
+                    arch: None,
                 },
             );
         }
@@ -225,6 +241,9 @@ mod tests {
         assert!(
             ids("SM90").is_empty() && ids("Sm90").is_empty() && ids("SM75_U32x4_LDSM_N").is_empty()
         );
+        assert_eq!(arch_of("SM120_16x8x32_TN"), Some(120));
+        assert_eq!(arch_of("MainloopSm100TmaUmmaWarpSpecialized"), Some(100));
+        assert_eq!(arch_of("MmaMultistage"), None);
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn stage_claims_are_judged_by_the_stages_kept() {
     let stated = |stages| Stated {
         claim: Claim::Stages { stages },
         from: "k.json: num_stages=3".into(),
+        arch: None,
     };
     let c = census(&[("LDG.E", 1)]);
     let v = attest(&stated(3), &c, &flat());
@@ -97,6 +98,7 @@ fn verdicts_say_what_was_emitted() {
     let stated = |claim| Stated {
         claim,
         from: "--claim".into(),
+        arch: None,
     };
     let sync = census(&[("LDG.E.128", 1), ("STS.128", 1), ("FFMA", 4)]);
     let v = attest(&stated(Claim::Async), &sync, &flat());
@@ -129,10 +131,20 @@ fn verdicts_say_what_was_emitted() {
     assert!(!attest(&stated(Claim::Bulk), &hopper, &flat()).attested());
     assert!(attest(&stated(Claim::Wgmma), &hopper, &flat()).attested());
     assert!(!attest(&stated(Claim::Mma), &hopper, &flat()).attested());
+    // sm_120's fp8 and block-scaled fp4 mma.sync (sgl-kernel's sm_120a CUTLASS GEMMs)
+    let sm120 = census(&[
+        ("QMMA.16832.F32.E4M3.E4M3", 256),
+        ("OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X", 8),
+    ]);
+    assert!(attest(&stated(Claim::Mma), &sm120, &flat()).attested());
+    assert_eq!(
+        mechanism::math(&sm120),
+        "tensor-core MMA, mma.sync (QMMA.16832.F32.E4M3.E4M3 x256, OMMA.SF.16864.F32.E2M1.E2M1.UE4M3.4X x8)"
+    );
     let blackwell = census(&[("UTCHMMA.2CTA", 4), ("UTMALDG.2D.2CTA", 1)]);
     assert!(attest(&stated(Claim::Tcgen05), &blackwell, &flat()).attested());
     assert!(!attest(&stated(Claim::Wgmma), &blackwell, &flat()).attested());
-    let v = Verdict::stub(&stated(Claim::Tma), "an empty stub");
+    let v = Verdict::not_judged(&stated(Claim::Tma), "an empty stub");
     assert_eq!(
         (v.outcome, v.label().as_str()),
         (Outcome::NotJudged, "not judged: an empty stub")

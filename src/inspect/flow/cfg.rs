@@ -11,6 +11,7 @@
 //! are left out.
 
 use super::decode::{self, Guard, Op, Operand, Pred};
+use super::writes::Writes;
 use crate::inspect::listing::Kernel;
 use std::collections::{BTreeSet, HashMap};
 
@@ -40,6 +41,8 @@ pub struct Cfg {
     pub blocks: Vec<Block>,
     /// Every instruction of the function, decoded.
     pub ops: Vec<Op>,
+    /// What each instruction writes, read once: paths step through them many times.
+    pub writes: Vec<Writes>,
 }
 
 enum Flow {
@@ -113,6 +116,7 @@ impl Cfg {
     pub fn of(k: &Kernel) -> Cfg {
         let ins = &k.function.instructions;
         let ops: Vec<Op> = ins.iter().map(decode::decode).collect();
+        let writes: Vec<Writes> = ops.iter().map(super::writes::writes).collect();
         let live: Vec<usize> = (0..ins.len())
             .filter(|&i| ops[i].guard != Guard::Never)
             .collect();
@@ -120,6 +124,7 @@ impl Cfg {
             return Cfg {
                 blocks: Vec::new(),
                 ops,
+                writes,
             };
         }
         // offsets -> the first live instruction at or after them
@@ -234,7 +239,11 @@ impl Cfg {
             edges.dedup();
             block.edges = edges;
         }
-        let mut cfg = Cfg { blocks, ops };
+        let mut cfg = Cfg {
+            blocks,
+            ops,
+            writes,
+        };
         cfg.mark_cycles();
         cfg.pred_liveness();
         cfg
@@ -298,15 +307,14 @@ impl Cfg {
     /// Backward liveness of predicates: a path only needs to know a predicate some later
     /// instruction reads.
     fn pred_liveness(&mut self) {
-        let ops = &self.ops;
+        let (ops, writes) = (&self.ops, &self.writes);
         let summary: Vec<(u16, u16)> = self
             .blocks
             .iter()
             .map(|b| {
                 let (mut uses, mut defs) = (0u16, 0u16);
                 for &i in b.instructions.iter().rev() {
-                    let op = &ops[i];
-                    let w = super::writes::writes(op);
+                    let (op, w) = (&ops[i], &writes[i]);
                     if op.guard == Guard::Always {
                         let d = if w.all_preds {
                             u16::MAX

@@ -58,6 +58,10 @@ impl Chunk {
                 .iter()
                 .any(|v| v.is_some_and(|l| l.mentions(|s| s.is_def_of(index))))
     }
+    /// Whether a value here names a symbol `f` picks.
+    pub fn mentions(&self, f: impl Fn(super::lin::Sym) -> bool + Copy) -> bool {
+        self.vals.iter().any(|v| v.is_some_and(|l| l.mentions(f)))
+    }
     /// Every value naming a result of instruction `index` becomes unknown.
     pub fn forget(&mut self, index: u32) {
         self.defs = [0; 4];

@@ -9,6 +9,7 @@ pub mod chunk;
 pub mod decode;
 pub mod lin;
 pub mod paths;
+pub mod preds;
 pub mod ranges;
 pub mod semantics;
 pub mod transfer;

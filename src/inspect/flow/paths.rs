@@ -8,7 +8,8 @@
 use super::cfg::Cfg;
 use super::decode::{Guard, Op, Operand};
 use super::lin::{Kind, SPECIALS, Sym};
-use super::values::{Preds, SymInfo, Values};
+use super::preds::Preds;
+use super::values::{SymInfo, Values};
 use foldhash::{HashMap, HashMapExt};
 use std::hash::Hash;
 
@@ -185,8 +186,8 @@ impl<P: Protocol> Run<'_, P> {
                     Some(true) => {
                         super::transfer::step(
                             &mut v,
-                            op,
-                            i as u32,
+                            self.cfg,
+                            i,
                             &mut preds,
                             block.cyclic,
                             false,
@@ -204,8 +205,8 @@ impl<P: Protocol> Run<'_, P> {
                             r @ (Relevance::None | Relevance::Adds) => {
                                 super::transfer::step(
                                     &mut v,
-                                    op,
-                                    i as u32,
+                                    self.cfg,
+                                    i,
                                     &mut preds,
                                     block.cyclic,
                                     true,
@@ -221,8 +222,8 @@ impl<P: Protocol> Run<'_, P> {
                                 v2.assume(p, !not);
                                 super::transfer::step(
                                     &mut v2,
-                                    op,
-                                    i as u32,
+                                    self.cfg,
+                                    i,
                                     &mut p2,
                                     block.cyclic,
                                     false,

@@ -4,6 +4,7 @@
 //! (an XOR of two thread indices, a shift, a select).
 
 use super::decode::{Op, Operand};
+use super::lin::Lin;
 use super::values::{SymInfo, Values};
 
 /// The slot of the symbol naming the low bits a mask clears (`x & ~31` is `x - low`).
@@ -65,6 +66,63 @@ pub fn of(op: &Op) -> Option<((i64, i64), u32)> {
         "LDS" | "LDG" | "LD" | "LDC" if op.has("U8") => Some(((0, 255), 0)),
         "LDS" | "LDG" | "LD" | "LDC" if op.has("U16") => Some(((0, 65535), 0)),
         "FLO" | "POPC" | "UFLO" | "UPOPC" => Some(((-1, 32), 0)),
+        _ => None,
+    }
+}
+
+/// A value the analysis only names, kept with the form it was made of, so that its bound follows
+/// what a later path knows of that form's thread indices (`(tid >> 2) & ~3` made before a branch
+/// on `tid < 256` is below 64 after it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Derived {
+    /// `x >> s`, logical.
+    Shr(Lin, u32),
+    /// `x & m`.
+    And(Lin, u32),
+}
+
+impl Derived {
+    /// The form it was made of.
+    pub fn form(&self) -> &Lin {
+        let (Derived::Shr(x, _) | Derived::And(x, _)) = self;
+        x
+    }
+    /// Its range, from the range `span` gives its form; when that form is not negative.
+    pub fn range(&self, span: impl Fn(&Lin) -> Option<(i64, i64)>) -> Option<(i64, i64)> {
+        let (lo, hi) = span(self.form()).filter(|r| r.0 >= 0)?;
+        Some(match *self {
+            Derived::Shr(_, s) => (lo >> s, hi >> s),
+            // at most the mask and the form, and a multiple of the mask's lowest bit
+            Derived::And(_, m) => {
+                let k = m.trailing_zeros();
+                (0, (hi.min(i64::from(m)) >> k) << k)
+            }
+        })
+    }
+}
+
+/// What the first destination of `op` derives from the values it reads under `v`, when it is
+/// a logical shift right or a mask by constants.
+pub fn derived(v: &Values, op: &Op) -> Option<Derived> {
+    match op.base() {
+        "SHF" | "USHF" if op.has("R") && op.has("U32") && op.has("HI") => {
+            match (op.ops.get(1), op.ops.get(2), op.ops.get(3)) {
+                (
+                    Some(Operand::Reg { r: 255 | 319, .. }),
+                    Some(Operand::Imm(s @ 0..=31)),
+                    Some(x),
+                ) => Some(Derived::Shr(v.operand(x)?, *s as u32)),
+                _ => None,
+            }
+        }
+        "LOP3" | "ULOP3" if op.ops.get(4) == Some(&Operand::Imm(0xc0)) => {
+            match (op.ops.get(1), op.ops.get(2)) {
+                (Some(Operand::Imm(m)), Some(x)) | (Some(x), Some(Operand::Imm(m))) => {
+                    Some(Derived::And(v.operand(x)?, *m as u32))
+                }
+                _ => None,
+            }
+        }
         _ => None,
     }
 }

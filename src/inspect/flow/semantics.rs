@@ -3,7 +3,8 @@
 
 use super::decode::{Op, Operand, Pred};
 use super::lin::{self, Cond, Lin, Rel, Val};
-use super::values::{Preds, SymInfo, Values};
+use super::preds::Preds;
+use super::values::{SymInfo, Values};
 
 /// What an instruction writes into a predicate.
 #[derive(Debug, Clone, Copy)]

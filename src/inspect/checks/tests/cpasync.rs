@@ -120,3 +120,66 @@ fn a_two_stage_pipeline_may_keep_the_newest_group_in_flight() {
     let short = pipeline.replacen("LDGDEPBAR", "NOP", 1);
     assert_eq!(status(CP_ASYNC, &short), Status::Hazard);
 }
+
+#[test]
+fn a_copy_under_the_guard_its_address_was_made_under_writes_there() {
+    // sgl-kernel's marlin_moe_wna16::Marlin: `@!P4 LEA R19, R210, UR11, 0x4` then
+    // `@!P4 LDGSTS [R19+0x8800]`, where the path does not know P4 (tid > 15); the read of the
+    // first KiB below is of bytes no copy wrote
+    let body = |at: &str| {
+        with_prologue(&format!(
+            "
+    ISETP.GT.U32.AND P4, PT, R0, 0xf, PT
+    LEA R5, R0, UR4, 0x2
+    @!P4 LEA R19, R0, UR4, 0x4
+    @!P4 LDGSTS.E.BYPASS.128 [R19+{at}], [R10.64]
+    LDGDEPBAR
+    LDS R9, [R5+0x100]
+    EXIT
+"
+        ))
+    };
+    assert_eq!(status(CP_ASYNC, &body("0x8800")), Status::Holds);
+    hazard(CP_ASYNC, &body("0x100"), "no wait_group");
+    // the predicate written between them: the copy's address is not the LEA's
+    let rewritten = body("0x8800").replace(
+        "@!P4 LDGSTS",
+        "ISETP.GT.U32.AND P4, PT, R0, 0x1f, PT\n    @!P4 LDGSTS",
+    );
+    found(
+        CP_ASYNC,
+        &rewritten,
+        Status::Undecided,
+        "whether the read touches the copied bytes is not known",
+    );
+}
+
+#[test]
+fn a_masked_value_is_bounded_by_what_the_path_knows_of_its_thread_index() {
+    // sgl-kernel's gptq_marlin_repack_kernel: R6 = (tid >> 2) & ~3 is made before the branch
+    // that keeps threads 0..255; after it R6 is at most 60, so the read of [R6, R6 + 4) stays
+    // below the copies at 0x40 and up
+    let body = |at: &str| {
+        with_prologue(&format!(
+            "
+    SHF.R.U32.HI R6, RZ, 0x2, R0
+    LOP3.LUT R6, R6, 0x3ffffffc, RZ, 0xc0, !PT
+    LEA R12, R0, UR4, 0x4
+    ISETP.GT.U32.AND P0, PT, R0, 0xff, PT
+    @P0 EXIT
+    LDGSTS.E.BYPASS.128 [R12+{at}], [R8.64]
+    LDGDEPBAR
+    LDS R10, [R6+UR4]
+    EXIT
+"
+        ))
+    };
+    assert_eq!(status(CP_ASYNC, &body("0x40")), Status::Holds);
+    // four bytes lower, the copies may meet the read
+    found(
+        CP_ASYNC,
+        &body("0x3c"),
+        Status::Undecided,
+        "their addresses are only bounded here, and the bounds meet",
+    );
+}

@@ -4,9 +4,12 @@
 //! distance to another such register kept when both paths agree on it: a pipeline's head stays
 //! three ahead of its tail however many times the loop ran).
 
+mod decide;
+
 use super::chunk::{self, Chunk};
 use super::decode::{self, Guard, Operand, Pred, REGS, Reg};
-use super::lin::{self, Cond, Lin, Rel, Sym, Val};
+use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
+use super::ranges::Derived;
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,67 +17,8 @@ use std::sync::Arc;
 const CHUNK: usize = chunk::LEN;
 const CHUNKS: usize = REGS / CHUNK;
 const FACTS: usize = 24;
-
-/// Predicates known true or false on a path (part of what tells paths apart).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-pub struct Preds {
-    known: u16,
-    value: u16,
-    /// Known only because the path took a branch or a guard one way, not from values.
-    assumed: u16,
-}
-
-impl Preds {
-    pub fn get(&self, p: Pred) -> Option<bool> {
-        if decode::always(p) {
-            return Some(true);
-        }
-        (self.known >> p & 1 == 1).then_some(self.value >> p & 1 == 1)
-    }
-    /// `p` is `v`, as the values say.
-    pub fn set(&mut self, p: Pred, v: bool) {
-        if decode::always(p) {
-            return;
-        }
-        self.known |= 1 << p;
-        self.assumed &= !(1 << p);
-        self.value = (self.value & !(1 << p)) | (u16::from(v) << p);
-    }
-    /// `p` is taken to be `v` (a branch or guard one way); known already, nothing changes.
-    pub fn suppose(&mut self, p: Pred, v: bool) {
-        if self.get(p).is_none() {
-            self.set(p, v);
-            self.assumed |= 1 << p;
-        }
-    }
-    pub fn supposed(&self, p: Pred) -> bool {
-        self.assumed >> p & 1 == 1
-    }
-    pub fn forget(&mut self, p: Pred) {
-        if !decode::always(p) {
-            self.known &= !(1 << p);
-            self.assumed &= !(1 << p);
-        }
-    }
-    pub fn forget_all(&mut self) {
-        self.known = 0;
-        self.assumed = 0;
-    }
-    /// Keeps only the predicates in `mask`.
-    pub fn keep(&mut self, mask: u16) {
-        self.known &= mask;
-        self.value &= mask;
-        self.assumed &= mask;
-    }
-    /// The guard's value on this path: Some(executes) when known.
-    pub fn guard(&self, g: Guard) -> Option<bool> {
-        match g {
-            Guard::Always => Some(true),
-            Guard::Never => Some(false),
-            Guard::If { p, not } => self.get(p).map(|v| v != not),
-        }
-    }
-}
+/// Derived values followed back through at most this many others.
+const DERIVED_DEPTH: u32 = 4;
 
 /// What the analysis knows of symbols apart from any path: ranges and trailing zero bits of the
 /// values some instructions make (a mask, a byte insert).
@@ -86,11 +30,27 @@ pub trait SymInfo {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Values {
     regs: [Arc<Chunk>; CHUNKS],
-    pub(super) conds: [Option<Cond>; 16],
+    /// The comparison each predicate holds; shared until a path writes one (it is big, and
+    /// states are copied at every edge).
+    conds: Arc<[Option<Cond>; 16]>,
     facts: Arc<Vec<Cond>>,
     /// Bounds of values the analysis only names, from their operands' bounds on this path (an
     /// XOR of two thread indices, a shift of a masked value).
     pub(super) bounds: Arc<BTreeMap<Sym, (i64, i64)>>,
+    guarded: Arc<Vec<Guarded>>,
+    /// Values the analysis only names, with the form each was made of (`tid >> 2`).
+    derived: Arc<BTreeMap<Sym, Derived>>,
+}
+
+/// What a register holds where a predicate has a value. An instruction under a guard the path
+/// does not know leaves its register unknown, yet one under the same guard, with neither the
+/// predicate nor the register written since, reads what it wrote (`@!P4 LEA R19, ...` then
+/// `@!P4 LDGSTS [R19+0x8800]`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Guarded {
+    reg: Reg,
+    guard: Guard,
+    val: Lin,
 }
 
 impl Default for Values {
@@ -98,9 +58,11 @@ impl Default for Values {
     fn default() -> Values {
         let mut v = Values {
             regs: std::array::from_fn(|_| Arc::new(Chunk::default())),
-            conds: [None; 16],
+            conds: Arc::new([None; 16]),
             facts: Arc::new(Vec::new()),
             bounds: Arc::new(BTreeMap::new()),
+            guarded: Arc::new(Vec::new()),
+            derived: Arc::new(BTreeMap::new()),
         };
         for r in 0..REGS as Reg {
             v.put(r, Some(Lin::sym(Sym::phi(0, r))));
@@ -121,17 +83,65 @@ impl Values {
             return;
         }
         Arc::make_mut(&mut self.regs[r as usize / CHUNK]).put(r as usize % CHUNK, v);
+        if self.guarded.iter().any(|g| g.reg == r) {
+            Arc::make_mut(&mut self.guarded).retain(|g| g.reg != r);
+        }
+    }
+    /// `r`, just written under a `guard` the path does not know, holds `val` where it holds.
+    pub(super) fn put_guarded(&mut self, reg: Reg, guard: Guard, val: Lin) {
+        Arc::make_mut(&mut self.guarded).push(Guarded { reg, guard, val });
+    }
+    /// Predicate `p` is written: the comparison it held and what registers hold under it go.
+    pub(super) fn pred_written(&mut self, p: Pred) {
+        self.set_cond(p, None);
+        let under = |g: &Guarded| matches!(g.guard, Guard::If { p: q, .. } if q == p);
+        if self.guarded.iter().any(under) {
+            Arc::make_mut(&mut self.guarded).retain(|g| !under(g));
+        }
+    }
+    /// Every predicate may have been written.
+    pub(super) fn all_preds_written(&mut self) {
+        if self.conds.iter().any(Option::is_some) {
+            self.conds = Arc::new([None; 16]);
+        }
+        if !self.guarded.is_empty() {
+            self.guarded = Arc::new(Vec::new());
+        }
     }
     pub fn cond(&self, p: Pred) -> Option<Cond> {
         self.conds[p as usize]
     }
-
-    /// The range of a symbol: what its instruction alone says, else what this path bounds.
-    pub fn range(&self, s: Sym, info: &dyn SymInfo) -> Option<(i64, i64)> {
-        match (info.range(s), self.bounds.get(&s)) {
-            (Some(a), Some(b)) => Some((a.0.max(b.0), a.1.min(b.1))),
-            (a, b) => a.or(b.copied()),
+    pub(super) fn set_cond(&mut self, p: Pred, c: Option<Cond>) {
+        if self.conds[p as usize] != c {
+            Arc::make_mut(&mut self.conds)[p as usize] = c;
         }
+    }
+
+    /// The range of a symbol: what its instruction alone says, what this path bounds, and for
+    /// a value derived from a form, what that form takes with its thread indices over the
+    /// ranges this path allows them.
+    pub fn range(&self, s: Sym, info: &dyn SymInfo) -> Option<(i64, i64)> {
+        self.range_within(s, info, DERIVED_DEPTH)
+    }
+
+    fn range_within(&self, s: Sym, info: &dyn SymInfo, depth: u32) -> Option<(i64, i64)> {
+        let derived = self.derived.get(&s).filter(|_| depth > 0).and_then(|d| {
+            d.range(|x| {
+                lin::interval(x, |t| match t.kind() {
+                    Kind::Special(_) => self.thread_range(t, info),
+                    _ => self.range_within(t, info, depth - 1),
+                })
+            })
+        });
+        [info.range(s), self.bounds.get(&s).copied(), derived]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| (a.0.max(b.0), a.1.min(b.1)))
+    }
+
+    /// `s`, a value the analysis only names, was made of a form as `d` says.
+    pub(super) fn derive(&mut self, s: Sym, d: Derived) {
+        Arc::make_mut(&mut self.derived).insert(s, d);
     }
 
     /// The range of a thread index on this path: its bounds narrowed by the comparisons the path
@@ -192,9 +202,20 @@ impl Values {
 
     /// The address a memory operand names.
     pub fn address(&self, m: &decode::Mem) -> Val {
+        self.address_under(m, Guard::Always)
+    }
+
+    /// The address a memory operand of an instruction under `guard` names: a register written
+    /// under the same guard holds what was written there.
+    pub fn address_under(&self, m: &decode::Mem, guard: Guard) -> Val {
         let mut a = Lin::konst(m.imm);
         for &(r, scale) in &m.regs {
-            a = a.add_scaled(&self.get(r)?, scale)?;
+            let under = self.guarded.iter().find(|g| g.reg == r && g.guard == guard);
+            let v = match under {
+                Some(g) => g.val,
+                None => self.get(r)?,
+            };
+            a = a.add_scaled(&v, scale)?;
         }
         Some(a)
     }
@@ -210,9 +231,9 @@ impl Values {
                 Arc::make_mut(chunk).forget(index);
             }
         }
-        for c in self.conds.iter_mut() {
-            if c.is_some_and(|c| c.mentions(gone)) {
-                *c = None;
+        for p in 0..16 {
+            if self.conds[p].is_some_and(|c| c.mentions(gone)) {
+                Arc::make_mut(&mut self.conds)[p] = None;
             }
         }
         if self.facts.iter().any(|f| f.mentions(gone)) {
@@ -220,6 +241,13 @@ impl Values {
         }
         if self.bounds.contains_key(&Sym::def(index, 0)) {
             Arc::make_mut(&mut self.bounds).remove(&Sym::def(index, 0));
+        }
+        if self.guarded.iter().any(|g| g.val.mentions(gone)) {
+            Arc::make_mut(&mut self.guarded).retain(|g| !g.val.mentions(gone));
+        }
+        let stale = |(s, d): (&Sym, &Derived)| gone(*s) || d.form().mentions(gone);
+        if self.derived.iter().any(stale) {
+            Arc::make_mut(&mut self.derived).retain(|s, d| !stale((s, d)));
         }
     }
 
@@ -235,93 +263,6 @@ impl Values {
                 facts.push(c);
             }
         }
-    }
-
-    /// Whether `c` holds on this path, and whether that rests on the comparisons the path took
-    /// (`by_path`) rather than on the values alone; None when it cannot be told. A fact is
-    /// matched with its operands either way round (`UR15 != 0` then `0 != UR15`).
-    pub fn decide(&self, c: &Cond, info: &dyn SymInfo) -> Option<(bool, bool)> {
-        if let Some(v) = self.by_values(c, info, false) {
-            return Some((v, false));
-        }
-        self.by_values(c, info, true)
-            .or_else(|| self.by_values(&c.swapped(), info, true))
-            .map(|v| (v, true))
-    }
-
-    fn by_values(&self, c: &Cond, info: &dyn SymInfo, facts: bool) -> Option<bool> {
-        if let (Some(a), Some(b)) = (c.a.as_const(), c.b.as_const()) {
-            return Some(if c.unsigned {
-                c.rel.holds(a as u32 as i64, b as u32 as i64)
-            } else {
-                c.rel.holds(a, b)
-            });
-        }
-        let d = c.a.sub(&c.b)?;
-        if c.unsigned {
-            // only equality survives without knowing the operands' magnitudes
-            return match (d.as_const(), c.rel) {
-                (Some(0), Rel::Eq | Rel::Le | Rel::Ge) => Some(true),
-                (Some(0), _) => Some(false),
-                (Some(_), Rel::Eq) => Some(false),
-                (Some(_), Rel::Ne) => Some(true),
-                _ if facts => self.by_facts(c, &d),
-                _ => None,
-            };
-        }
-        let (mut lo, mut hi) = self.span(&d, info).unwrap_or((i64::MIN, i64::MAX));
-        for f in self.facts.iter().filter(|f| facts && !f.unsigned) {
-            let Some(df) = f.a.sub(&f.b) else { continue };
-            let Some(shift) = df.sub(&d).and_then(|x| x.as_const()) else {
-                continue;
-            };
-            // d = df - shift, and df rel 0
-            let (a, b) = match f.rel {
-                Rel::Eq => (0, 0),
-                Rel::Lt => (i64::MIN, -1),
-                Rel::Le => (i64::MIN, 0),
-                Rel::Gt => (1, i64::MAX),
-                Rel::Ge => (0, i64::MAX),
-                Rel::Ne if shift == 0 => match c.rel {
-                    Rel::Eq => return Some(false),
-                    Rel::Ne => return Some(true),
-                    _ => continue,
-                },
-                Rel::Ne => continue,
-            };
-            lo = lo.max(a.saturating_sub(shift));
-            hi = hi.min(b.saturating_sub(shift));
-        }
-        let all = |f: &dyn Fn(i64) -> bool| f(lo) && f(hi) && (lo..=hi).size_hint().0 > 0;
-        let test = |x: i64| c.rel.holds(x, 0);
-        if lo > hi {
-            return None;
-        }
-        match c.rel {
-            Rel::Eq | Rel::Ne if lo == hi => Some(test(lo)),
-            Rel::Eq if lo > 0 || hi < 0 => Some(false),
-            Rel::Ne if lo > 0 || hi < 0 => Some(true),
-            Rel::Eq | Rel::Ne => None,
-            _ if all(&test) => Some(true),
-            _ if !test(lo) && !test(hi) => Some(false),
-            _ => None,
-        }
-    }
-
-    fn by_facts(&self, c: &Cond, d: &Lin) -> Option<bool> {
-        self.facts.iter().find_map(|f| {
-            let same = f.unsigned == c.unsigned && f.a.sub(&f.b).as_ref() == Some(d);
-            if !same {
-                return None;
-            }
-            if f.rel == c.rel {
-                Some(true)
-            } else if f.rel == c.rel.negate() {
-                Some(false)
-            } else {
-                None
-            }
-        })
     }
 
     /// The facts this path holds on value `x` against a constant, as (relation, constant,
@@ -348,8 +289,13 @@ impl Values {
         // a pointer and its offsets stay related; keyed by a - b, since only those can match
         let mut anchors: HashMap<Val, Vec<(Reg, Lin, Lin)>> = HashMap::new();
         let mut renamed: Vec<Cond> = Vec::new();
+        // a run both paths share untouched holds equal values, of which only those naming this
+        // block's own unknowns change (this runs at every join of every path)
+        let skip: [bool; CHUNKS] = std::array::from_fn(|c| {
+            Arc::ptr_eq(&self.regs[c], &other.regs[c]) && !self.regs[c].mentions(ours)
+        });
         for r in 0..REGS as Reg {
-            if decode::is_zero(r) {
+            if decode::is_zero(r) || skip[r as usize / CHUNK] {
                 continue;
             }
             let (a, b) = (self.get(r), other.get(r));
@@ -394,7 +340,7 @@ impl Values {
             let keep =
                 self.conds[p] == other.conds[p] && !self.conds[p].is_some_and(|c| c.mentions(ours));
             if !keep && self.conds[p].is_some() {
-                self.conds[p] = None;
+                Arc::make_mut(&mut self.conds)[p] = None;
                 changed = true;
             }
         }
@@ -414,14 +360,24 @@ impl Values {
             changed = true;
         }
         // a bound both paths agree on stays; one that differs is dropped (no widening ladder)
-        let agreed: BTreeMap<Sym, (i64, i64)> = self
-            .bounds
-            .iter()
-            .filter(|(s, b)| other.bounds.get(s) == Some(b))
-            .map(|(s, b)| (*s, *b))
-            .collect();
-        if agreed.len() != self.bounds.len() {
-            self.bounds = Arc::new(agreed);
+        // what a value was derived from stays where both paths say it
+        let same =
+            |(s, d): (&Sym, &Derived)| other.derived.get(s) == Some(d) && !d.form().mentions(ours);
+        if !Arc::ptr_eq(&self.derived, &other.derived) && !self.derived.iter().all(same) {
+            let kept = self.derived.iter().filter(|&e| same(e));
+            self.derived = Arc::new(kept.map(|(s, d)| (*s, *d)).collect());
+            changed = true;
+        }
+        // what a register holds under a guard stays where both paths say it
+        let kept = |g: &&Guarded| other.guarded.contains(g) && !g.val.mentions(ours);
+        if !Arc::ptr_eq(&self.guarded, &other.guarded) && !self.guarded.iter().all(|g| kept(&g)) {
+            self.guarded = Arc::new(self.guarded.iter().filter(kept).copied().collect());
+            changed = true;
+        }
+        let agrees = |(s, b): (&Sym, &(i64, i64))| other.bounds.get(s) == Some(b);
+        if !Arc::ptr_eq(&self.bounds, &other.bounds) && !self.bounds.iter().all(agrees) {
+            let agreed = self.bounds.iter().filter(|&e| agrees(e));
+            self.bounds = Arc::new(agreed.map(|(s, b)| (*s, *b)).collect());
             changed = true;
         }
         changed
@@ -448,12 +404,15 @@ mod tests {
     fn zero_on(x: Sym) -> Values {
         let mut v = Values::default();
         v.put(UR15, Some(Lin::sym(x)));
-        v.conds[8] = Some(Cond {
-            a: Lin::sym(x),
-            b: Lin::konst(0),
-            rel: Rel::Ne,
-            unsigned: false,
-        });
+        v.set_cond(
+            8,
+            Some(Cond {
+                a: Lin::sym(x),
+                b: Lin::konst(0),
+                rel: Rel::Ne,
+                unsigned: false,
+            }),
+        );
         v.assume(8, false);
         v
     }
