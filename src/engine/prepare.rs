@@ -243,9 +243,8 @@ impl<W: Workload> Ready<W> {
         }
         let waited = e.check_status(self.name());
         if self.job.instrument.monitor {
-            let (tiles, steps) = w.walk(&self.job.variant, p);
-            let owning = u64::from(blocks).min(tiles) as u32;
-            e.check_monitor(self.name(), (owning, tiles * steps), waited)?;
+            let walk = w.walk(&self.job.variant, p, blocks);
+            e.check_monitor(self.name(), (walk.blocks, walk.steps), waited)?;
         } else {
             waited?;
         }

@@ -12,6 +12,7 @@ pub mod copy;
 pub mod gemm;
 pub mod rmsnorm;
 pub mod rows;
+mod walk;
 
 use crate::dtype::DType;
 use crate::evidence::sass::{Attestation, Census};
@@ -26,6 +27,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
 use std::hash::Hash;
+pub use walk::Walk;
 
 /// A kernel source embedded in the binary and the entry point it defines (NVRTC names the source
 /// `<entry>.cu` in errors and line info).
@@ -401,15 +403,9 @@ pub trait Workload: Send + Sync + 'static {
     fn resize(&self, _d: &mut Self::Buffers, _p: &Self::Problem) -> bool {
         false
     }
-    /// The tiles of `v` on `p` and the pipeline steps each takes (K slices in a GEMM): blocks
-    /// take tiles `b, b + blocks, ...`, so a launch of `blocks` walks `tiles x steps` steps in
-    /// `min(blocks, tiles)` blocks that own work.
-    fn walk(&self, v: &Variant<Self::Shape>, p: &Self::Problem) -> (u64, u64);
-    /// Pipeline steps each of `blocks` blocks of `v` walks on `p` (the most any block walks).
-    fn steps_per_block(&self, v: &Variant<Self::Shape>, p: &Self::Problem, blocks: u32) -> usize {
-        let (tiles, steps) = self.walk(v, p);
-        (tiles.div_ceil(u64::from(blocks.max(1))) * steps) as usize
-    }
+    /// How a launch of `blocks` blocks of `v` walks `p`: the blocks that own steps, the steps
+    /// of them all and the most one block takes (what the monitor must see, the model counts).
+    fn walk(&self, v: &Variant<Self::Shape>, p: &Self::Problem, blocks: u32) -> Walk;
     /// Whether a sweep also times each pipeline's stages alone (copy-only and compute-only
     /// builds) for the pipeline model.
     fn stage_probes(&self) -> bool {

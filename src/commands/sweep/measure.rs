@@ -256,7 +256,7 @@ fn configuration<W: Workload>(
                 problem: p,
                 size: *n,
                 blocks,
-                steps_per_block: w.steps_per_block(r.variant(), p, blocks),
+                steps_per_block: w.walk(r.variant(), p, blocks).longest as usize,
             };
             let mut rec = record(w, id, &t, ceiling, (gpu_of(e), only));
             rec.resources = Some(PointResources {

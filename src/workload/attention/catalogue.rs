@@ -143,6 +143,21 @@ mod tests {
     }
 
     #[test]
+    fn a_causal_walk_counts_each_query_tile_up_to_its_last_query() {
+        use crate::workload::{Grid, Workload};
+        let a = crate::workload::attention::Attention;
+        let v = &catalogue(DType::F16)[0];
+        // the suite's causal stress case: 16 heads of 18 query tiles, 17 + 1/5 key tiles
+        let p = Problem::new(2, 8, 1100, 64, true, DType::F16).unwrap();
+        let blocks = a.grid(v, &p, Grid::Persistent, 0);
+        let w = a.walk(v, &p, blocks);
+        // each head: tiles 0..16 walk 1..17 key tiles, the last (a tail) all 18
+        assert_eq!((w.blocks, w.steps, w.longest), (288, 16 * (153 + 18), 18));
+        let full = a.walk(v, &Problem { causal: false, ..p }, blocks);
+        assert_eq!((full.blocks, full.steps, full.longest), (288, 288 * 18, 18));
+    }
+
+    #[test]
     fn builds_carry_the_head_dim_and_their_slots_fit() {
         let p = Problem::new(1, 1, 100, 128, true, DType::Bf16).unwrap();
         let tma = &catalogue(DType::Bf16)[5];

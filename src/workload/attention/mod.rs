@@ -25,7 +25,7 @@ use crate::peers::Subject;
 use crate::pipeline::{Ctl, Instrument, Mechanism, Pipe};
 use crate::verdict::Verdict;
 use crate::workload::{
-    Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, Workload,
+    Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, Walk, Workload,
 };
 
 pub const KERNEL: KernelSource = KernelSource {
@@ -375,11 +375,20 @@ impl Workload for Attention {
         )
     }
 
-    /// A block per 64 query rows of each head, a step per 64 keys (the longest block's, under
-    /// the causal mask).
-    fn walk(&self, v: &AttnVariant, p: &Problem) -> (u64, u64) {
-        let tiles = p.heads_total() * p.seqlen.div_ceil(v.shape.bm as usize);
-        (tiles as u64, p.seqlen.div_ceil(v.shape.bn as usize) as u64)
+    /// A block per BM query rows of each head, a step per BN keys: under the causal mask a tile
+    /// walks the keys up to its last query (kernels/attention.cu, `AttnTiles`).
+    fn walk(&self, v: &AttnVariant, p: &Problem, _blocks: u32) -> Walk {
+        let (bm, bn) = (v.shape.bm as usize, v.shape.bn as usize);
+        let q_tiles = p.seqlen.div_ceil(bm) as u64;
+        let heads = p.heads_total() as u64;
+        Walk::uneven(heads * q_tiles, |i| {
+            let q_end = (i % q_tiles + 1) as usize * bm;
+            let keys = match p.causal {
+                true => p.seqlen.min(q_end),
+                false => p.seqlen,
+            };
+            keys.div_ceil(bn) as u64
+        })
     }
 
     fn timing_note(&self) -> Option<&'static str> {

@@ -342,4 +342,25 @@ mod tests {
         assert!(defines(&short, &decode, Instrument::CLEAN).contains(&"-DSPLIT_K=1".to_string()));
         assert!(completion(&short).contains("split order"));
     }
+
+    #[test]
+    fn a_split_k_walk_has_every_block_of_the_grid_own_a_part_of_k() {
+        use crate::workload::{Grid, Workload};
+        let gemm = crate::workload::gemm::Gemm;
+        // the stress case the monitor once miscounted: 12 tiles of 128 x 128, 16 K slices
+        let p = Problem::new(257, 392, 1000, Layout::Nk, DType::Bf16).unwrap();
+        let v = split_k(3, Tile::hopper(false));
+        let blocks = gemm.grid(&v, &p, Grid::Persistent, 264);
+        assert_eq!(blocks, 12 * 16);
+        let w = gemm.walk(&v, &p, blocks);
+        assert_eq!((w.blocks, w.steps, w.longest), (192, 12 * 16, 1));
+        // fewer parts than slices: the parts walk the slices once between them
+        let decode = Problem::new(16, 14336, 4096, Layout::Nk, DType::Bf16).unwrap();
+        let short = split_k(4, Tile::hopper_short());
+        let w = gemm.walk(&short, &decode, 224);
+        assert_eq!((w.blocks, w.steps, w.longest), (224, 112 * 64, 32));
+        // without split-K a block per tile
+        let plain = gemm.walk(&variant(4, Build::PLAIN), &p, 12);
+        assert_eq!((plain.blocks, plain.steps, plain.longest), (12, 12 * 16, 16));
+    }
 }

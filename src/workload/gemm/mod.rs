@@ -28,7 +28,8 @@ use crate::peers::Subject;
 use crate::pipeline::{Ctl, Instrument, Mechanism, Pipe};
 use crate::verdict::Verdict;
 use crate::workload::{
-    Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, VendorOrWhy, Workload,
+    Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, VendorOrWhy, Walk,
+    Workload,
 };
 
 pub const KERNEL: KernelSource = KernelSource {
@@ -405,11 +406,21 @@ impl Workload for Gemm {
     }
 
     /// A tile of C per block (or, persistent, every grid-th; a cluster's blocks on whole pairs of
-    /// tile rows), a step per K slice.
-    fn walk(&self, v: &GemmVariant, p: &Problem) -> (u64, u64) {
+    /// tile rows), a step per K slice; split-K, every block of the grid on one tile's part of K
+    /// (the parts of a tile, `blocks / tiles` of them, walk its K slices once between them).
+    fn walk(&self, v: &GemmVariant, p: &Problem, blocks: u32) -> Walk {
         let (t, c) = (&v.shape.tile, v.shape.cluster as usize);
-        let tiles = p.m.div_ceil(c * t.bm as usize) * c * p.n.div_ceil(t.bn as usize);
-        (tiles as u64, p.k.div_ceil(t.bk as usize) as u64)
+        let tiles = (p.m.div_ceil(c * t.bm as usize) * c * p.n.div_ceil(t.bn as usize)) as u64;
+        let slices = p.k.div_ceil(t.bk as usize) as u64;
+        if v.shape.split_k {
+            let splits = (u64::from(blocks) / tiles).clamp(1, slices);
+            return Walk {
+                blocks: (tiles * splits) as u32,
+                steps: tiles * slices,
+                longest: slices.div_ceil(splits),
+            };
+        }
+        Walk::strided(tiles, slices, blocks)
     }
 
     fn ladder(&self) -> &'static [&'static str] {

@@ -23,7 +23,7 @@ pub use params::{DeviceData, RowParams, rotation_sets, row_chunk, row_map, tiles
 pub use view::View;
 
 use super::{
-    Bound, Build, Case, Grid, KernelSource, Problem, ProblemFlags, Refs, Traffic, Workload,
+    Bound, Build, Case, Grid, KernelSource, Problem, ProblemFlags, Refs, Traffic, Walk, Workload,
 };
 use crate::Result;
 use crate::dtype::{DType, Tolerance};
@@ -431,9 +431,9 @@ impl Workload for Rows {
     }
 
     /// A step per tile of rows.
-    fn walk(&self, v: &RowVariant, p: &RowProblem) -> (u64, u64) {
+    fn walk(&self, v: &RowVariant, p: &RowProblem, blocks: u32) -> Walk {
         let rows = self.config(v, p, Instrument::CLEAN).tile_rows;
-        (tiles(&p.view, rows) as u64, 1)
+        Walk::strided(tiles(&p.view, rows) as u64, 1, blocks)
     }
 
     fn stage_probes(&self) -> bool {
