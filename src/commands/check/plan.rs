@@ -7,9 +7,9 @@ use crate::pipeline::{Instrument, Variant};
 use crate::workload::{Case, Problem, VariantOf, Workload};
 use std::collections::HashMap;
 
-/// A build, as the suite tells builds apart: the fitted variant's name and copy width, and what
-/// the build adds.
-type Key = (String, u32, Instrument);
+/// A build, as the suite tells builds apart: the fitted variant (its copy width, the windows and
+/// split stores a view needs) and what the build adds.
+type Key<S> = (Variant<S>, Instrument);
 
 /// One group's plan: the distinct builds, and what runs on them (indices into `jobs`).
 /// Builds run many times: the build, its twin's clean build, the cases.
@@ -35,12 +35,12 @@ pub struct GroupPlan<W: Workload> {
 
 struct Jobs<W: Workload> {
     jobs: Vec<Job<W>>,
-    index: HashMap<Key, usize>,
+    index: HashMap<Key<W::Shape>, usize>,
 }
 
 impl<W: Workload> Jobs<W> {
     fn of(&mut self, v: &Variant<W::Shape>, group: &W::Problem, ins: Instrument) -> usize {
-        let key = (v.name.clone(), v.copy_bytes, ins);
+        let key = (v.clone(), ins);
         *self.index.entry(key).or_insert_with(|| {
             self.jobs.push(Job::new(v, group, ins));
             self.jobs.len() - 1

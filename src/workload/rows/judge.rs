@@ -1,9 +1,11 @@
 //! A row output judged: against the f64 reference row by row (per-precision bounds on the relative
 //! L2 error and on every element, NaN and unwritten elements never pass, wrong tiles located),
-//! and bit for bit against the sequential baseline's output on the same input. Pure functions
-//! over host buffers, so every rule is tested without a GPU.
+//! every byte of the output's allocation outside its view still the poison it was given, and bit
+//! for bit against the sequential baseline's output on the same input. Pure functions over host
+//! buffers, so every rule is tested without a GPU.
 
-use super::HostData;
+use super::{HostData, View};
+use crate::dtype::DType;
 use crate::verdict::{SHOWN, Verdict, WrongElement, differing_elements};
 use rayon::prelude::*;
 
@@ -35,10 +37,43 @@ impl Acc {
     }
 }
 
-/// Compares a dense [tokens x hidden] output with the f64 reference computed from `data`.
-pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
+/// Where an output holds element (row, col).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The output view's allocation, as tilepipe's kernels write it (its gaps judged too).
+    View,
+    /// Dense [tokens x hidden], as a peer writes it.
+    Dense,
+}
+
+/// Bytes of the output view's allocation `out` outside the view that are not the poison byte:
+/// before the first row, between rows, past the last.
+pub fn written_outside(out: &[u8], view: &View, dtype: DType) -> usize {
+    let es = dtype.size();
+    let (o, h) = (view.out_layout(), view.hidden);
+    let dirty = |a: usize, b: usize| {
+        out[(a * es).min(out.len())..(b * es).min(out.len())]
+            .iter()
+            .filter(|&&b| b != DType::POISON_BYTE)
+            .count()
+    };
+    let gaps: usize = (0..view.tokens.saturating_sub(1))
+        .into_par_iter()
+        .map(|r| dirty(view.out_index(r, h), view.out_index(r + 1, 0)))
+        .sum();
+    let last = view.out_index(view.tokens - 1, h);
+    gaps + dirty(0, o.offset) + dirty(last, out.len() / es)
+}
+
+/// Compares an output (`layout`: the output view's allocation, or dense) with the f64 reference
+/// computed from `data`.
+pub fn against_reference(out: &[u8], data: &HostData, layout: Layout) -> Verdict {
     let tile_rows = data.tile_rows;
     let (view, dt) = (data.view, data.dtype);
+    let at = |row: usize, col: usize| match layout {
+        Layout::View => view.out_index(row, col),
+        Layout::Dense => row * view.hidden + col,
+    };
     let tol = data.tolerance();
     let h = view.hidden;
     let acc = (0..view.tokens)
@@ -49,7 +84,7 @@ pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
                 data.reference_row(row, &mut reference);
                 let mut row_wrong = false;
                 for (col, &expected) in reference.iter().enumerate() {
-                    let i = row * h + col;
+                    let i = at(row, col);
                     acc.ref2 += expected * expected;
                     let got = (!dt.is_poison(out, i)).then(|| dt.get(out, i));
                     let wrong = match got {
@@ -104,6 +139,10 @@ pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
         max_abs_err: Some(acc.max_abs),
         nan: acc.nan,
         unwritten: acc.unwritten,
+        written_outside: match layout {
+            Layout::View => written_outside(out, &view, dt),
+            Layout::Dense => 0,
+        },
         beyond_tolerance: acc.beyond,
         wrong_tiles: tiles.len(),
         first_wrong_tiles: tiles.into_iter().take(SHOWN).collect(),
@@ -130,7 +169,7 @@ pub fn against_baseline(
             ..baseline_verdict.clone()
         }
     } else {
-        against_reference(out, data)
+        against_reference(out, data, Layout::View)
     };
     v.differs_from_baseline = Some(differ);
     v.conclude(data.tolerance());
@@ -168,7 +207,7 @@ mod tests {
     fn rounded_reference_passes_every_precision() {
         for dt in DType::ALL {
             let (data, out) = setup(dt);
-            let v = against_reference(&out, &data);
+            let v = against_reference(&out, &data, Layout::View);
             assert!(v.passed, "{dt}: {:?}", v.failure);
             assert!(v.rel_l2.unwrap() < dt.tolerance().rel_l2);
         }
@@ -182,7 +221,7 @@ mod tests {
             let row_bytes = 64 * dt.size();
             let (src, dst) = (16 * row_bytes, 20 * row_bytes);
             out.copy_within(src..src + 4 * row_bytes, dst);
-            let v = against_reference(&out, &data);
+            let v = against_reference(&out, &data, Layout::View);
             assert!(!v.passed, "{dt}: stale tile passed");
             assert_eq!(v.first_wrong_tiles, vec![5], "{dt}");
             assert_eq!(v.first_wrong[0].row, 20);
@@ -197,12 +236,12 @@ mod tests {
         let mut nan = Vec::new();
         DType::Bf16.push(f32::NAN, &mut nan);
         out[10..12].copy_from_slice(&nan[..2]);
-        let v = against_reference(&out, &data);
+        let v = against_reference(&out, &data, Layout::View);
         assert!(!v.passed);
         assert_eq!(v.nan, 1);
         let (data, mut out) = setup(DType::F32);
         out[400..404].fill(DType::POISON_BYTE);
-        let v = against_reference(&out, &data);
+        let v = against_reference(&out, &data, Layout::View);
         assert!(!v.passed);
         assert_eq!(v.unwritten, 1);
         assert_eq!(v.first_wrong[0].row, 1);
@@ -224,7 +263,7 @@ mod tests {
             let mut b = Vec::new();
             dt.push((ref_row[7] as f32) * scale + 0.01, &mut b);
             out[i * dt.size()..(i + 1) * dt.size()].copy_from_slice(&b);
-            let v = against_reference(&out, &data);
+            let v = against_reference(&out, &data, Layout::View);
             assert!(!v.passed, "{dt}: drift passed");
             assert_eq!(v.beyond_tolerance, 1, "{dt}");
         }
@@ -233,7 +272,7 @@ mod tests {
     #[test]
     fn baseline_comparison_is_bit_exact() {
         let (data, out) = setup(DType::F16);
-        let base = against_reference(&out, &data);
+        let base = against_reference(&out, &data, Layout::View);
         let same = against_baseline(&out, &data, &out, &base);
         assert!(same.passed);
         assert_eq!(same.differs_from_baseline, Some(0));

@@ -1,6 +1,7 @@
 //! The view every row workload takes: X [tokens x hidden], strided and offset inside its allocation,
-//! and its rules (sizes that fit the kernels' 32-bit counters, extents that fit the allocation and
-//! the host's memory).
+//! written to an output view of the same shape with a layout of its own (dense unless given); the
+//! rules (sizes that fit the kernels' 32-bit counters, extents that fit the allocation and the
+//! host's memory), and where each lies against 16-byte chunks.
 
 use crate::dtype::DType;
 use crate::{Error, Result};
@@ -17,7 +18,22 @@ pub struct View {
     pub offset: usize,
     /// Elements in the underlying allocation.
     pub alloc: usize,
+    /// Where the output's rows lie in their allocation (just large enough); None: dense
+    /// [tokens x hidden].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub out: Option<OutLayout>,
 }
+
+/// The output view's rows: elements between their starts and before the first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OutLayout {
+    pub row_stride: usize,
+    pub offset: usize,
+}
+
+/// Bytes of the chunks every 16-byte access (vector loads and stores, cp.async.cg, bulk copies,
+/// a tensor map's base and strides) must be aligned to.
+pub const CHUNK: usize = 16;
 
 impl View {
     /// The most rows a view may have: the kernels count rows and tiles in 32-bit `int`s
@@ -114,15 +130,86 @@ impl View {
             row_stride,
             offset,
             alloc,
+            out: None,
         })
     }
 
+    /// This view written to an output laid out with `row_stride` (default hidden) and `offset`;
+    /// dense when both are left as they are. Checked as X is: rows that do not overlap, an extent
+    /// that fits in 64-bit byte counts, with X, in host memory.
+    pub fn with_out(self, row_stride: Option<usize>, offset: usize, dtype: DType) -> Result<View> {
+        let stride = row_stride.unwrap_or(self.hidden);
+        if stride == self.hidden && offset == 0 {
+            return Ok(View { out: None, ..self });
+        }
+        if stride < self.hidden {
+            return Err(Error::InvalidShape(format!(
+                "output row stride {stride} is smaller than hidden {}: rows would overlap; allowed: --out-row-stride >= hidden",
+                self.hidden
+            )));
+        }
+        let extent = Self::checked_extent(self.tokens, self.hidden, stride, offset);
+        let fits = extent.and_then(|e| {
+            e.checked_mul(2)?
+                .checked_add(self.alloc)?
+                .checked_mul(dtype.size())
+        });
+        if fits.is_none() {
+            return Err(Error::InvalidShape(format!(
+                "the output view (offset {offset} + {} rows x stride {stride} + hidden {}) and the input's {} {dtype} \
+                 elements do not fit in 64-bit byte counts; allowed: (allocation + 2 x output extent) x {} <= {}",
+                self.tokens - 1,
+                self.hidden,
+                self.alloc,
+                dtype.size(),
+                usize::MAX
+            )));
+        }
+        let out = Some(OutLayout {
+            row_stride: stride,
+            offset,
+        });
+        Ok(View { out, ..self })
+    }
+
+    /// The output's row stride and offset (hidden and 0 for a dense output).
+    pub fn out_layout(&self) -> OutLayout {
+        self.out.unwrap_or(OutLayout {
+            row_stride: self.hidden,
+            offset: 0,
+        })
+    }
+
+    /// Elements of the output's allocation: just enough for its view.
+    pub fn out_alloc(&self) -> usize {
+        let o = self.out_layout();
+        Self::extent(self.tokens, self.hidden, o.row_stride, o.offset)
+    }
+
+    /// Where output element (row, col) lies in the output's allocation.
+    pub fn out_index(&self, row: usize, col: usize) -> usize {
+        let o = self.out_layout();
+        o.offset + row * o.row_stride + col
+    }
+
+    /// Whether every row of X starts on a 16-byte chunk (its offset and row stride are whole chunks).
+    pub fn rows_aligned(&self, dtype: DType) -> bool {
+        let es = dtype.size();
+        (self.offset * es).is_multiple_of(CHUNK) && (self.row_stride * es).is_multiple_of(CHUNK)
+    }
+
+    /// Whether every row of the output starts on a 16-byte chunk.
+    pub fn out_aligned(&self, dtype: DType) -> bool {
+        let (o, es) = (self.out_layout(), dtype.size());
+        (o.offset * es).is_multiple_of(CHUNK) && (o.row_stride * es).is_multiple_of(CHUNK)
+    }
+
     /// Bytes of host memory a run on this view holds at once: the whole input allocation, the
-    /// output read back and the sequential baseline's output kept for the bit-exact comparison.
+    /// output's read back and the sequential baseline's kept for the bit-exact comparison.
     pub fn host_bytes(&self, dtype: DType) -> u64 {
         let es = dtype.size() as u64;
         (self.alloc as u64)
-            .saturating_add((self.tokens as u64).saturating_mul(self.hidden as u64 * 2))
+            .saturating_add((self.out_alloc() as u64).saturating_mul(2))
             .saturating_mul(es)
     }
 
@@ -141,6 +228,30 @@ impl View {
 
     pub fn is_strided(&self) -> bool {
         self.row_stride != self.hidden || self.offset != 0
+    }
+
+    /// `tokens` rows of this view's width laid out as `like` lies against 16-byte chunks: the
+    /// offsets and row strides of X and of the output here (`offset`, `row_stride` of X; dense
+    /// output) plus `like`'s remainders past whole chunks. An aligned `like` leaves them as given.
+    pub fn like(
+        like: &View,
+        dtype: DType,
+        (tokens, row_stride, offset): (usize, Option<usize>, usize),
+    ) -> Result<View> {
+        let vec = CHUNK / dtype.size();
+        let h = like.hidden;
+        let stride = row_stride.unwrap_or(h) + (like.row_stride - h) % vec;
+        let x = View::new(
+            tokens,
+            h,
+            Some(stride),
+            offset + like.offset % vec,
+            None,
+            dtype,
+        )?;
+        let o = like.out_layout();
+        let out_stride = h + (o.row_stride - h) % vec;
+        x.with_out(Some(out_stride), o.offset % vec, dtype)
     }
 }
 
