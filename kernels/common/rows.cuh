@@ -58,8 +58,11 @@ struct __align__(64) RowParams {
 };
 static_assert(sizeof(RowParams) == 256, "host and device disagree on RowParams");
 
-__device__ __forceinline__ const char* chunk_of(const void* p) { return reinterpret_cast<const char*>(gmem_addr(p) & ~15ULL); }
-__device__ __forceinline__ u32 offset_in_chunk(const void* p) { return (u32)gmem_addr(p) & 15U; }
+// Where a global pointer lies against 16-byte chunks (a generic address's low bits are its
+// global address's); the chunk is reached by pointer arithmetic, so the compiler keeps knowing
+// what the pointer points into.
+__device__ __forceinline__ u32 offset_in_chunk(const void* p) { return (u32)reinterpret_cast<u64>(p) & 15U; }
+__device__ __forceinline__ const char* chunk_of(const void* p) { return static_cast<const char*>(p) - offset_in_chunk(p); }
 
 // A row as the compute body reads it: vector v holds the row's elements v * VEC .. v * VEC + VEC - 1,
 // `shift` bytes past chunk v of `base` (a shifted row reads chunk v + 1 too, no further than its
@@ -109,8 +112,8 @@ struct RowTiles {
         return r < TILE_ROWS ? r : TILE_ROWS;
     }
     __device__ __forceinline__ const elem_t* tile_src(int t) const { return p.x + (long long)t * TILE_ROWS * p.row_stride; }
-    // what a unit that reads nothing names: an address no copy of X reads, the output's
-    __device__ __forceinline__ const void* zero_src() const { return p.y; }
+    // what a unit that reads nothing names: an aligned address no copy of X reads, the output's
+    __device__ __forceinline__ const void* zero_src() const { return chunk_of(p.y); }
 
     // Row r of tile t as the compute body reads it from `slot`: a staged slot's row (a window,
     // read at the row's offset in X's chunks), or read in place (IN_PLACE, pipeline/pipeline.cuh:
@@ -210,8 +213,9 @@ struct RowTiles {
         const int t = tile(k), rows = tile_rows(t);
         const int c0 = CONTROL == CTL_COORD_UNMOVED ? 0 : (int)offset_in_chunk(p.x) / ESIZE;
         const u64 policy = L2_EVICT_LAST ? l2_evict_last_policy() : 0;
+#pragma unroll 1
         for (int r = 0; r < rows; ++r) {
-#pragma unroll
+#pragma unroll 4
             for (int j = 0; j < HIDDEN / TMA_CHUNK; ++j) {
                 void* dst = static_cast<char*>(slot) + r * ROW_BYTES + j * TMA_CHUNK * ESIZE;
                 if (L2_EVICT_LAST) tma_load_2d_hint(dst, p.tensor_map, c0 + j * TMA_CHUNK, t * TILE_ROWS + r, bar, policy);

@@ -256,4 +256,51 @@ mod tests {
         assert_eq!(parse_hidden("4096, 1544").unwrap(), vec![4096, 1544]);
         assert!(parse_hidden("4k").unwrap_err().to_string().contains("'4k'"));
     }
+
+    /// The suite's views groups: every case (validation, stress, run) keeps its group's offsets
+    /// inside chunks, so every build they make is the one fitted to such rows; the first group's
+    /// rows share one offset (TMA's case), the second's take every offset a chunk has.
+    #[test]
+    fn the_views_groups_keep_their_offsets_in_every_case() {
+        for dt in DType::ALL {
+            let vec = 16 / dt.size();
+            let groups = misaligned_groups(4096, dt).unwrap();
+            assert_eq!(groups.len(), 2);
+            for (i, (tag, view)) in groups.into_iter().enumerate() {
+                let g = RowProblem::new(view, dt, None);
+                let mut all = suite_cases(&g, 1).unwrap();
+                all.extend(stress_cases(&g, 132).unwrap());
+                all.extend(run_cases(&g).unwrap());
+                for c in &all {
+                    let v = c.problem.view;
+                    assert!(
+                        !v.rows_aligned(dt) && !v.out_aligned(dt),
+                        "{tag}: {}",
+                        c.name
+                    );
+                    assert_eq!(v.offset % vec, view.offset % vec, "{tag}: {}", c.name);
+                    let one_offset = (v.row_stride * dt.size()).is_multiple_of(16);
+                    assert_eq!(one_offset, i == 0, "{tag}: {}", c.name);
+                    let phases: std::collections::BTreeSet<usize> = (0..v.tokens.min(vec))
+                        .map(|r| v.index(r, 0) * dt.size() % 16)
+                        .collect();
+                    if v.tokens >= vec {
+                        assert_eq!(
+                            phases.len(),
+                            if i == 0 { 1 } else { vec },
+                            "{tag}: {}",
+                            c.name
+                        );
+                    }
+                }
+            }
+        }
+        // an aligned group's cases stay aligned, as they were
+        let g = group(4096, DType::Bf16, 2);
+        assert!(
+            suite_cases(&g, 1).unwrap().iter().all(|c| {
+                c.problem.view.rows_aligned(DType::Bf16) && c.problem.view.out.is_none()
+            })
+        );
+    }
 }

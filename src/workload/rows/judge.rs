@@ -179,8 +179,7 @@ pub fn against_baseline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DType;
-    use crate::workload::rows::{RowProblem, View};
+    use crate::workload::rows::RowProblem;
 
     fn reference_output(data: &HostData) -> Vec<u8> {
         let v = data.view;
@@ -285,5 +284,56 @@ mod tests {
         assert_eq!(v.differs_from_baseline, Some(1));
         assert_eq!(v.beyond_tolerance, 0);
         assert!(v.failure.unwrap().contains("differ from sync"));
+    }
+
+    /// The reference laid into an output view's allocation, its gaps left poisoned.
+    fn in_view(data: &HostData, dense: &[u8]) -> Vec<u8> {
+        let (v, es) = (data.view, data.dtype.size());
+        let mut out = vec![DType::POISON_BYTE; v.out_alloc() * es];
+        for r in 0..v.tokens {
+            let (from, to) = (r * v.hidden * es, v.out_index(r, 0) * es);
+            out[to..to + v.hidden * es].copy_from_slice(&dense[from..from + v.hidden * es]);
+        }
+        out
+    }
+
+    #[test]
+    fn a_byte_written_outside_the_output_view_fails_it() {
+        for dt in DType::ALL {
+            let (dense, reference) = setup(dt);
+            let view = dense.view.with_out(Some(67), 3, dt).unwrap();
+            let p = RowProblem::new(view, dt, Some(4));
+            let data = HostData::generate(&crate::workload::rmsnorm::RmsNorm, &p, 11);
+            let out = in_view(&data, &reference);
+            let v = against_reference(&out, &data, Layout::View);
+            assert!(v.passed, "{dt}: {:?}", v.failure);
+            assert_eq!(v.written_outside, 0);
+            // the same bytes read densely are another layout: wrong
+            assert!(!against_reference(&out, &data, Layout::Dense).passed);
+            let es = dt.size();
+            // before the first row, after rows 0 and 4 (the allocation ends with the last row)
+            assert_eq!(out.len(), view.out_index(view.tokens - 1, view.hidden) * es);
+            let gaps = [
+                view.out_index(0, view.hidden),
+                view.out_index(4, view.hidden),
+            ];
+            for at in [es, gaps[0] * es, gaps[1] * es + 1] {
+                let mut bad = out.clone();
+                bad[at] ^= 0x5a;
+                let v = against_reference(&bad, &data, Layout::View);
+                assert!(!v.passed, "{dt}: a byte at {at} outside the view passed");
+                assert_eq!(v.written_outside, 1, "{dt} at {at}");
+                assert_eq!(
+                    v.beyond_tolerance + v.unwritten,
+                    0,
+                    "{dt}: the view itself is right"
+                );
+                assert!(
+                    v.failure
+                        .unwrap()
+                        .contains("1 bytes outside the output view written")
+                );
+            }
+        }
     }
 }

@@ -374,6 +374,41 @@ mod tests {
         assert!(ok.validate().is_ok());
     }
 
+    /// A view whose rows start inside a chunk: the map starts at that chunk and is wide enough for
+    /// the row at its offset; the box is a row's part. Rows of more than one offset (a row stride
+    /// off whole chunks) have no map, and the rule is named.
+    #[test]
+    fn window_maps_start_at_the_chunk_and_keep_the_row_stride() {
+        for (dt, offset, phase) in [
+            (DType::Bf16, 17, 1),
+            (DType::Bf16, 7, 7),
+            (DType::F32, 3, 3),
+        ] {
+            let v = View::new(4099, 3072, Some(3200), offset, None, dt).unwrap();
+            let es = dt.size() as u64;
+            let base = 0x7f00_0000_0000;
+            let s = window_map(&v, dt, base, None).unwrap();
+            assert_eq!(s.base_addr, (base + offset as u64 * es) & !15);
+            assert_eq!(
+                s.base_addr + phase * es,
+                base + offset as u64 * es,
+                "{dt} {offset}"
+            );
+            assert_eq!(s.dims, vec![phase + 3072, 4099]);
+            assert_eq!(s.strides_bytes, vec![3200 * es]);
+            assert_eq!(s.box_dims, vec![256, 1]);
+            let wrong = window_map(&v, dt, base, Some(3200 * es - 16)).unwrap();
+            assert_eq!(wrong.strides_bytes, vec![3200 * es - 16]);
+            let every = View::new(4099, 3072, Some(3073), offset, None, dt).unwrap();
+            let e = window_map(&every, dt, base, None).unwrap_err();
+            assert!(e.contains("multiple of 16"), "{e}");
+        }
+        assert_eq!(window_chunk(1544, DType::Bf16), Some(8));
+        assert_eq!(window_chunk(3072, DType::F32), Some(256));
+        assert_eq!(window_chunk(4, DType::F32), Some(4));
+        assert_eq!(window_chunk(12, DType::Bf16), None);
+    }
+
     #[test]
     fn offset_that_breaks_alignment_is_named() {
         let v = View::new(10, 4096, None, 3, None, DType::Bf16).unwrap();
@@ -394,13 +429,15 @@ mod tests {
 
     #[test]
     fn the_row_params_match_the_kernels_layout() {
-        // offsets in kernels/common/rows.cuh: tensor map 0, ctl 128, x 160, row_stride 184
+        // offsets in kernels/common/rows.cuh: tensor map 0, ctl 128, x 160, row_stride 184,
+        // y_row_stride 200
         let p = RowParams::default();
         let base = &p as *const RowParams as usize;
         assert_eq!(&p.ctl as *const Ctl as usize - base, 128);
         assert_eq!(&p.x as *const u64 as usize - base, 160);
         assert_eq!(&p.row_stride as *const i64 as usize - base, 184);
         assert_eq!(&p.ntiles as *const i32 as usize - base, 196);
+        assert_eq!(&p.y_row_stride as *const i64 as usize - base, 200);
         assert_eq!(std::mem::align_of::<RowParams>(), 64);
     }
 

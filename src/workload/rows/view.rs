@@ -281,4 +281,75 @@ mod tests {
         assert_eq!(v.index(3, 63), 8 + 240 + 63);
         assert!(v.is_strided());
     }
+
+    #[test]
+    fn an_output_view_has_rules_and_a_layout_of_its_own() {
+        let dt = DType::Bf16;
+        let x = View::new(4, 64, Some(80), 8, None, dt).unwrap();
+        assert_eq!(
+            x.with_out(None, 0, dt).unwrap(),
+            x,
+            "dense: no layout at all"
+        );
+        assert_eq!(x.out_alloc(), 4 * 64);
+        let y = x.with_out(Some(67), 3, dt).unwrap();
+        assert_eq!(y.out_index(2, 5), 3 + 2 * 67 + 5);
+        assert_eq!(y.out_alloc(), 3 + 3 * 67 + 64);
+        assert_eq!(
+            y.host_bytes(dt),
+            (x.alloc as u64 + 2 * y.out_alloc() as u64) * 2
+        );
+        let e = x.with_out(Some(63), 0, dt).unwrap_err().to_string();
+        assert!(
+            e.contains("smaller than hidden") && e.contains("--out-row-stride"),
+            "{e}"
+        );
+        let e = x.with_out(None, usize::MAX, dt).unwrap_err().to_string();
+        assert!(e.contains("64-bit byte counts"), "{e}");
+    }
+
+    #[test]
+    fn chunks_tell_where_rows_start() {
+        for (dt, offset, stride, aligned) in [
+            (DType::Bf16, 0, 64, true),
+            (DType::Bf16, 8, 72, true),
+            (DType::Bf16, 1, 64, false),
+            (DType::Bf16, 0, 65, false),
+            (DType::F32, 4, 68, true),
+            (DType::F32, 2, 64, false),
+        ] {
+            let v = View::new(3, 64, Some(stride), offset, None, dt).unwrap();
+            assert_eq!(v.rows_aligned(dt), aligned, "{dt} {offset} {stride}");
+            assert!(v.out_aligned(dt));
+            let o = View::new(3, 64, None, 0, None, dt)
+                .unwrap()
+                .with_out(Some(stride), offset, dt);
+            assert_eq!(
+                o.unwrap().out_aligned(dt),
+                aligned,
+                "{dt} out {offset} {stride}"
+            );
+        }
+    }
+
+    /// A case laid out like a view keeps its offsets inside chunks (X's and the output's) and
+    /// adds them to the case's own; an aligned view leaves the case as given.
+    #[test]
+    fn like_keeps_a_views_offsets_inside_chunks() {
+        let dt = DType::Bf16;
+        let aligned = View::new(1, 64, None, 0, None, dt).unwrap();
+        let plain = View::like(&aligned, dt, (9, Some(96), 32)).unwrap();
+        assert_eq!(plain, View::new(9, 64, Some(96), 32, None, dt).unwrap());
+        let dense = View::like(&aligned, dt, (9, None, 0)).unwrap();
+        assert_eq!(dense, View::new(9, 64, None, 0, None, dt).unwrap());
+        let odd = View::new(1, 64, Some(65), 3, None, dt)
+            .unwrap()
+            .with_out(Some(67), 5, dt)
+            .unwrap();
+        let v = View::like(&odd, dt, (9, Some(96), 32)).unwrap();
+        assert_eq!((v.row_stride, v.offset), (97, 35));
+        let o = v.out_layout();
+        assert_eq!((o.row_stride, o.offset), (67, 5));
+        assert!(!v.rows_aligned(dt) && !v.out_aligned(dt));
+    }
 }
