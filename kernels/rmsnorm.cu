@@ -49,10 +49,11 @@ __device__ __forceinline__ int vec_of(int ctid, int q) {
 #define ROW_EXACT (SPLIT == 1 && MECH != MECH_SYNC && NVEC_ROW == NV * RED_THREADS && NQ * SPLIT == FOLD * NV)
 __device__ __forceinline__ bool in_row(int ctid, int q) { return ROW_EXACT || vec_of(ctid, q) < NVEC_ROW; }
 
-// Vector v of an output row (at any element where Y_SPLIT: store_vec splits it). Indexed unsigned, the address folds into one wide add per store and
-// ptxas schedules the second pass better (tma-ws-s3-64k, bf16 rows of 4096: 1161 -> 1121 us; most
-// staged builds 0-1 % faster). sync and split builds keep the signed index: unsigned, they were
-// 2.5 % and 2.9 % slower in the same run (H200).
+// Vector v of an output row (it may start at any element where Y_SPLIT: store_vec splits it).
+// Indexed unsigned, the address folds into one wide add per store and ptxas schedules the second
+// pass better (tma-ws-s3-64k, bf16 rows of 4096: 1161 -> 1121 us; most staged builds 0-1 %
+// faster). sync and split builds keep the signed index: unsigned, they were 2.5 % and 2.9 % slower
+// in the same run (H200).
 #define STORE_UNSIGNED (SPLIT == 1 && MECH != MECH_SYNC)
 __device__ __forceinline__ uint4* out_vec(elem_t* row, int v) {
     if (STORE_UNSIGNED) return reinterpret_cast<uint4*>(row) + (unsigned)v;
@@ -88,8 +89,9 @@ struct RmsNorm : RowTiles {
         const int lane = ctid & 31;
         const u64 policy = l2_evict_last_policy();  // used by a held tile's loads alone
         const auto load = [&](int r, int v) {
-            // a held tile is read once
-            return row_read<IN_PLACE>(slot_bytes, t, r).at(v, [&](const uint4* a) { return KEEP_TILE ? ld_global_el_v4(a, policy) : *a; });
+            return row_read<IN_PLACE>(slot_bytes, t, r).at(v, [&](const uint4* a) {
+                return KEEP_TILE ? ld_global_el_v4(a, policy) : *a;  // a held tile is read once
+            });
         };
         // held: every load of the tile issued before the first row's reduction waits on any
         uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NQ : 1];

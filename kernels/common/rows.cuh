@@ -133,7 +133,9 @@ struct RowTiles {
     }
 
     // Row r of tile t of the output view.
-    __device__ __forceinline__ elem_t* y_row(int t, int r) const { return p.y + (long long)(t * TILE_ROWS + r) * p.y_row_stride; }
+    __device__ __forceinline__ elem_t* y_row(int t, int r) const {
+        return p.y + (long long)(t * TILE_ROWS + r) * p.y_row_stride;
+    }
 
     // The copies of one step, worked out once per step so that each copy costs an add and a
     // compare (recomputing the tile's address per copy made NVRTC branch around every cp.async).
@@ -172,7 +174,8 @@ struct RowTiles {
     };
     __device__ __forceinline__ Step step(int k) const {
         const int t = tile(k);
-        return {reinterpret_cast<const char*>(tile_src(t)), p.row_stride * ESIZE, tile_rows(t), reinterpret_cast<const char*>(zero_src())};
+        const char* const zero = reinterpret_cast<const char*>(zero_src());
+        return {reinterpret_cast<const char*>(tile_src(t)), p.row_stride * ESIZE, tile_rows(t), zero};
     }
 
     // (monitor) Copy unit u and row r of step k as the plan above defines them, from the tile's

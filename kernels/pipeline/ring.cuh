@@ -1,6 +1,7 @@
-// Hopper mbarrier ring for bulk copies (MECH 5: one cp.async.bulk per row) and TMA (MECH 6: one
-// tensor copy per step): full[s] completes when the copy's bytes land (expect_tx / complete_tx),
-// empty[s] when every consumer warp has finished reading slot s. Producer and consumer each walk a
+// Hopper mbarrier ring for bulk copies (MECH 5: one cp.async.bulk per row) and TMA (MECH 6: the
+// tensor copies of a step, one box, or one per row part where rows start inside 16-byte chunks):
+// full[s] completes when the copies' bytes land (expect_tx / complete_tx), empty[s] when every
+// consumer warp has finished reading slot s. Producer and consumer each walk a
 // RingState; the consumer waits full[s] on its phase, the producer waits empty[s] on the phase
 // before its own (the consumers' release of the slot's previous step). In a cluster (CLUSTER > 1)
 // every CTA's producer multicasts its part of a step into every CTA's slot, so a slot is refilled

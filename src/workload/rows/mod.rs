@@ -348,7 +348,13 @@ impl Workload for Rows {
                 BuildConfig::checked(dtype, h, None)?;
                 groups.push((format!("{dtype} h{h}"), RowProblem::new(view, dtype, None)));
             }
-            for (tag, view) in cases::misaligned_groups(hidden[0], dtype)? {
+            // f16 takes bf16's paths (2-byte elements) everywhere but the conversion
+            let views = if dtype == DType::F16 {
+                Vec::new()
+            } else {
+                cases::misaligned_groups(hidden[0], dtype)?
+            };
+            for (tag, view) in views {
                 groups.push((
                     format!("{dtype} h{} {tag}", hidden[0]),
                     RowProblem::new(view, dtype, None),
