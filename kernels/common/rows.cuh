@@ -210,7 +210,11 @@ struct RowTiles {
     // one box of TMA_CHUNK elements per row and chunk of the row, at the row's offset as the
     // coordinate, each landing dense; no box past the last row. CTL_COORD_UNMOVED keeps the
     // aligned base's coordinate 0, reading each row from its chunk's start.
+#ifndef TMA_CHUNK
+#error "no part of a row of HIDDEN elements is a box of whole 128-byte units (run refuses TMA on such a view)"
+#endif
     static_assert(HIDDEN % TMA_CHUNK == 0, "a row is whole boxes");
+    static_assert(ROW_BYTES % 128 == 0 && TMA_CHUNK * ESIZE % 128 == 0, "every box lands 128-byte aligned");
     __device__ __forceinline__ u32 tma_bytes(int k) const { return tile_rows(tile(k)) * ROW_BYTES; }
     __device__ __forceinline__ void tma_load(void* slot, int k, u64* bar) const {
         const int t = tile(k), rows = tile_rows(t);

@@ -57,6 +57,13 @@ pub fn fit(v: &RowVariant, views: &[View], cfg: &BuildConfig) -> RowVariant {
 pub fn can_implement(v: &RowVariant, view: &View, cfg: &BuildConfig) -> Result<(), String> {
     let es = cfg.dtype.size();
     if v.shape.x_window {
+        if v.mechanism == Mechanism::Tma && !(cfg.row_bytes() as usize).is_multiple_of(128) {
+            return Err(format!(
+                "rows of {} B: a tensor copy lands at a 128-byte-aligned shared address, and the boxes of rows \
+                 that start inside 16-byte chunks land a row apart; cp.async, bulk and direct read windows instead",
+                cfg.row_bytes()
+            ));
+        }
         if v.mechanism == Mechanism::Tma && !(view.row_stride * es).is_multiple_of(CHUNK) {
             return Err(format!(
                 "rows of more than one alignment: a tensor map's row stride must be a multiple of 16 bytes and \

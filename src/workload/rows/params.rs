@@ -43,12 +43,13 @@ pub fn row_chunk(hidden: usize, dtype: DType) -> Option<usize> {
     })
 }
 
-/// Elements a box of a window map holds: the largest divisor of hidden of whole 16-byte units
-/// that fits a box (<= 256), so that a row is whole boxes.
+/// Elements a box of a window map holds: the largest divisor of hidden that fits a box (<= 256)
+/// and lands at 128-byte-aligned places (a tensor copy's shared-memory address must be), so that a
+/// row is whole boxes.
 pub fn window_chunk(hidden: usize, dtype: DType) -> Option<usize> {
     (1..=256usize.min(hidden))
         .rev()
-        .find(|&c| hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(16))
+        .find(|&c| hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(128))
 }
 
 /// The rank-2 map of a view whose rows start inside 16-byte chunks (X_WINDOW TMA): from the chunk
@@ -67,7 +68,7 @@ pub fn window_map(
     let first = x_base + view.offset as u64 * es;
     let chunk = window_chunk(view.hidden, dtype).ok_or_else(|| {
         format!(
-            "hidden {} has no divisor <= 256 of whole 16-byte units, so a row is not whole boxes",
+            "hidden {} has no divisor <= 256 of whole 128-byte units (a box lands 128-byte aligned), so a row is not whole boxes",
             view.hidden
         )
     })?;
@@ -403,10 +404,14 @@ mod tests {
             let e = window_map(&every, dt, base, None).unwrap_err();
             assert!(e.contains("multiple of 16"), "{e}");
         }
-        assert_eq!(window_chunk(1544, DType::Bf16), Some(8));
         assert_eq!(window_chunk(3072, DType::F32), Some(256));
-        assert_eq!(window_chunk(4, DType::F32), Some(4));
-        assert_eq!(window_chunk(12, DType::Bf16), None);
+        assert_eq!(window_chunk(96, DType::F32), Some(96));
+        assert_eq!(window_chunk(192, DType::Bf16), Some(192));
+        // 1544 = 8 x 193: no part of a row of it is a whole number of 128-byte units
+        assert_eq!(window_chunk(1544, DType::Bf16), None);
+        let odd = View::new(9, 1544, None, 1, None, DType::Bf16).unwrap();
+        let e = window_map(&odd, DType::Bf16, 0, None).unwrap_err();
+        assert!(e.contains("128-byte"), "{e}");
     }
 
     #[test]
