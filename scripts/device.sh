@@ -16,7 +16,8 @@
 #                             variants named beside cuBLAS (its share taken at one clock)
 #   views NAME DTYPE...       RMSNorm 4099 x 3072 on views whose rows start inside 16-byte chunks,
 #                             beside the dense view: offsets 1, 2, 3, 7 at row stride 3200, row
-#                             strides 3073 and 3075, an output three elements in at stride 3075
+#                             strides 3073 and 3075, an output three elements in at stride 3075;
+#                             then one mechanism of each kind under compute-sanitizer memcheck there
 set -u
 out=${1:?usage: scripts/device.sh OUTDIR STEP [ARG...]}
 step=${2:?usage: scripts/device.sh OUTDIR STEP [ARG...]}
@@ -98,6 +99,12 @@ for v in vs:
     if v["status"] != "passed":
         print(v["status"], v["name"], (v.get("detail") or "")[:200])
 PY
+      done
+      for v in sync cpasync-cg16-s2 cpasync-ca4-s2 mca-pipeline-a16-s2 mca-barrier-a16-s2 bulk-s2 tma-s2 direct; do
+        timeout 300 compute-sanitizer --tool memcheck $bin probe "$v" --dtype "$dt" --tokens 4099 --hidden 3072 \
+          --row-stride 3200 --offset 17 --out-row-stride 3075 --out-offset 3 --wait-timeout-ms 10000 \
+          > "$d/$dt-memcheck-$v.log" 2>&1
+        echo "memcheck $dt $v exit $?: $(grep -E 'ERROR SUMMARY|passed|FAILED' "$d/$dt-memcheck-$v.log" | tr '\n' ' ' | cut -c1-200)"
       done
     done ;;
   *) echo "unknown step $step"; exit 2 ;;
