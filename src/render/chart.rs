@@ -306,7 +306,7 @@ pub fn against_ceiling<P>(r: &RunResults<P>) -> Result<String, String> {
                 &Chart {
                     title: VENDOR_TITLE,
                     x_desc: &format!(
-                        "speed over {}'s in this run, at one SM clock where timed in alternating batches (* at unequal clocks)",
+                        "speed over {}'s in this run, at one SM clock (* unequal clocks)",
                         v.name
                     ),
                     classes: &classes,

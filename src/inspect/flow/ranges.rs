@@ -4,7 +4,7 @@
 //! (an XOR of two thread indices, a shift, a select).
 
 use super::decode::{Op, Operand};
-use super::lin::Lin;
+use super::lin::Derived;
 use super::values::{SymInfo, Values};
 
 /// The slot of the symbol naming the low bits a mask clears (`x & ~31` is `x - low`).
@@ -67,37 +67,6 @@ pub fn of(op: &Op) -> Option<((i64, i64), u32)> {
         "LDS" | "LDG" | "LD" | "LDC" if op.has("U16") => Some(((0, 65535), 0)),
         "FLO" | "POPC" | "UFLO" | "UPOPC" => Some(((-1, 32), 0)),
         _ => None,
-    }
-}
-
-/// A value the analysis only names, kept with the form it was made of, so that its bound follows
-/// what a later path knows of that form's thread indices (`(tid >> 2) & ~3` made before a branch
-/// on `tid < 256` is below 64 after it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Derived {
-    /// `x >> s`, logical.
-    Shr(Lin, u32),
-    /// `x & m`.
-    And(Lin, u32),
-}
-
-impl Derived {
-    /// The form it was made of.
-    pub fn form(&self) -> &Lin {
-        let (Derived::Shr(x, _) | Derived::And(x, _)) = self;
-        x
-    }
-    /// Its range, from the range `span` gives its form; when that form is not negative.
-    pub fn range(&self, span: impl Fn(&Lin) -> Option<(i64, i64)>) -> Option<(i64, i64)> {
-        let (lo, hi) = span(self.form()).filter(|r| r.0 >= 0)?;
-        Some(match *self {
-            Derived::Shr(_, s) => (lo >> s, hi >> s),
-            // at most the mask and the form, and a multiple of the mask's lowest bit
-            Derived::And(_, m) => {
-                let k = m.trailing_zeros();
-                (0, (hi.min(i64::from(m)) >> k) << k)
-            }
-        })
     }
 }
 

@@ -104,7 +104,7 @@ impl Inputs {
             q_vals,
             k_vals,
             v_vals,
-            rows: super::reference::checked_rows(&problem, seed),
+            rows: super::rows::checked_rows(&problem, seed),
         }
     }
 }

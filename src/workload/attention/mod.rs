@@ -10,6 +10,7 @@ pub mod catalogue;
 pub mod data;
 mod problem;
 pub mod reference;
+mod rows;
 mod subject;
 
 pub use catalogue::{AttnTile, AttnVariant};

@@ -8,8 +8,7 @@ mod decide;
 
 use super::chunk::{self, Chunk};
 use super::decode::{self, Guard, Operand, Pred, REGS, Reg};
-use super::lin::{self, Cond, Kind, Lin, Rel, Sym, Val};
-use super::ranges::Derived;
+use super::lin::{self, Cond, Derived, Kind, Lin, Rel, Sym, Val};
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
 use std::sync::Arc;
