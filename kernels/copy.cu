@@ -11,8 +11,8 @@
 struct Copy : RowTiles {
     __device__ __forceinline__ Copy(const RowParams& params) : RowTiles(params) {}
 
-    // Stores the tile in slot to its dense rows of Y. `between` runs before the first read, and
-    // the consumer's stress sleep after it, so a refill that lands early is read back.
+    // Stores the tile in slot to its rows of Y. `between` runs before the first read, and the
+    // consumer's stress sleep after it, so a refill that lands early is read back.
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) const {
 #if ONLY == 1
@@ -20,12 +20,17 @@ struct Copy : RowTiles {
 #endif
         between();
         perturb(p.ctl, k, EDGE_COMPUTE);
-        const int t = tile(k), vectors = tile_rows(t) * NVEC_ROW;
-        uint4* out = reinterpret_cast<uint4*>(p.y + (long long)t * TILE_ROWS * HIDDEN);
-        for (int v = ctid; v < vectors; v += CONSUMERS) {
-            const uint4* src = IN_PLACE ? reinterpret_cast<const uint4*>(slot + (v / NVEC_ROW) * slot_pitch<IN_PLACE>()) + v % NVEC_ROW
-                                        : reinterpret_cast<const uint4*>(slot) + v;
-            st_global_cs_v4(out + v, *src);
+        const int t = tile(k), rows = tile_rows(t);
+#pragma unroll
+        for (int r = 0; r < TILE_ROWS; ++r) {
+            if (r >= rows) break;
+            const RowRead in = row_read<IN_PLACE>(slot, t, r);
+            uint4* const out = reinterpret_cast<uint4*>(y_row(t, r));
+#pragma unroll
+            for (int i = 0; i < (NVEC_ROW + CONSUMERS - 1) / CONSUMERS; ++i) {
+                const int c = ctid + i * CONSUMERS;
+                if (c < NVEC_ROW) store_vec(out + c, in.at(c));
+            }
         }
     }
 };

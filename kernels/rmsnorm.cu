@@ -49,10 +49,11 @@ __device__ __forceinline__ int vec_of(int ctid, int q) {
 #define ROW_EXACT (SPLIT == 1 && MECH != MECH_SYNC && NVEC_ROW == NV * RED_THREADS && NQ * SPLIT == FOLD * NV)
 __device__ __forceinline__ bool in_row(int ctid, int q) { return ROW_EXACT || vec_of(ctid, q) < NVEC_ROW; }
 
-// Vector v of an output row. Indexed unsigned, the address folds into one wide add per store and
-// ptxas schedules the second pass better (tma-ws-s3-64k, bf16 rows of 4096: 1161 -> 1121 us; most
-// staged builds 0-1 % faster). sync and split builds keep the signed index: unsigned, they were
-// 2.5 % and 2.9 % slower in the same run (H200).
+// Vector v of an output row (it may start at any element where Y_SPLIT: store_vec splits it).
+// Indexed unsigned, the address folds into one wide add per store and ptxas schedules the second
+// pass better (tma-ws-s3-64k, bf16 rows of 4096: 1161 -> 1121 us; most staged builds 0-1 %
+// faster). sync and split builds keep the signed index: unsigned, they were 2.5 % and 2.9 % slower
+// in the same run (H200).
 #define STORE_UNSIGNED (SPLIT == 1 && MECH != MECH_SYNC)
 __device__ __forceinline__ uint4* out_vec(elem_t* row, int v) {
     if (STORE_UNSIGNED) return reinterpret_cast<uint4*>(row) + (unsigned)v;
@@ -84,13 +85,13 @@ struct RmsNorm : RowTiles {
         return;
 #endif
         __shared__ float red[2][TILE_ROWS][NWARPS_R];  // double-buffered by step parity
-        const long long pitch = slot_pitch<IN_PLACE>();
         const int t = tile(k), rows = tile_rows(t);
         const int lane = ctid & 31;
         const u64 policy = l2_evict_last_policy();  // used by a held tile's loads alone
         const auto load = [&](int r, int v) {
-            const uint4* a = reinterpret_cast<const uint4*>(slot_bytes + r * pitch) + v;
-            return KEEP_TILE ? ld_global_el_v4(a, policy) : *a;  // a held tile is read once
+            return row_read<IN_PLACE>(slot_bytes, t, r).at(v, [&](const uint4* a) {
+                return KEEP_TILE ? ld_global_el_v4(a, policy) : *a;  // a held tile is read once
+            });
         };
         // held: every load of the tile issued before the first row's reduction waits on any
         uint4 kept[KEEP_TILE ? TILE_ROWS : 1][KEEP_TILE ? NQ : 1];
@@ -145,7 +146,7 @@ struct RmsNorm : RowTiles {
 #pragma unroll
                 for (int w = 0; w < NWARPS_R; ++w) ss += red[k & 1][r][w];  // fixed order: bit-exact everywhere
                 const float inv = rsqrtf(ss / (float)HIDDEN + EPS);
-                elem_t* out = p.y + (long long)(t * TILE_ROWS + r) * HIDDEN;
+                elem_t* out = y_row(t, r);
 #pragma unroll
                 for (int q = 0; q < NQ; ++q) {
                     const int v = vec_of(ctid, q);
@@ -155,7 +156,7 @@ struct RmsNorm : RowTiles {
                         unpack(KEEP_TILE ? gamma_at(v) : gamma[KEEP_TILE ? 0 : q], g);
 #pragma unroll
                         for (int j = 0; j < VEC; ++j) x[j] = gelu(x[j] * inv * g[j]);
-                        st_global_cs_v4(out_vec(out, v), pack(x));
+                        store_vec(out_vec(out, v), pack(x));
                     }
                 }
             }

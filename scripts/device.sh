@@ -14,6 +14,10 @@
 #   sanitize NAME TOOLS       compute-sanitizer TOOLS (racecheck,synccheck,memcheck) on a small suite
 #   gemm-shapes NAME LAYOUT VARIANTS MxNxK...  `run --workload gemm` (bf16) on each shape, the
 #                             variants named beside cuBLAS (its share taken at one clock)
+#   views NAME DTYPE...       RMSNorm 4099 x 3072 on views whose rows start inside 16-byte chunks,
+#                             beside the dense view: offsets 1, 2, 3, 7 at row stride 3200, row
+#                             strides 3073 and 3075, an output three elements in at stride 3075;
+#                             then one mechanism of each kind under compute-sanitizer memcheck there
 set -u
 out=${1:?usage: scripts/device.sh OUTDIR STEP [ARG...]}
 step=${2:?usage: scripts/device.sh OUTDIR STEP [ARG...]}
@@ -73,6 +77,35 @@ case $step in
       timeout ${RUN_TIMEOUT:-200} $bin run --workload gemm --dtype bf16 --layout "$layout" --m "$m" --n "$n" --k "$k" \
         --variants "$variants" --out "$d/$shape" > "$d/$shape.log" 2>&1
       echo "--- $shape exit $?"; summary "$d/$shape.log" 30
+    done ;;
+  views)
+    for dt in "$@"; do
+      for v in "dense:--row-stride 3072" "o1:--row-stride 3200 --offset 1" "o2:--row-stride 3200 --offset 2" \
+               "o3:--row-stride 3200 --offset 3" "o7:--row-stride 3200 --offset 7" "s3073:--row-stride 3073" \
+               "s3075:--row-stride 3075" "out3:--row-stride 3200 --offset 17 --out-row-stride 3075 --out-offset 3"; do
+        # shellcheck disable=SC2086 # the flags are one word each
+        timeout ${RUN_TIMEOUT:-300} $bin run --dtype "$dt" --tokens 4099 --hidden 3072 ${v#*:} \
+          --out "$d/$dt-${v%%:*}" > "$d/$dt-${v%%:*}.log" 2>&1
+        echo "--- $dt ${v%%:*} exit $?"
+        # statuses counted, the fastest passed variant, each skip's reason
+        python3 - "$d/$dt-${v%%:*}/results.json" <<'PY'
+import collections, json, sys
+r = json.load(open(sys.argv[1]))
+vs = r["variants"]
+print(dict(collections.Counter(v["status"] for v in vs)))
+t = [(v["timing"]["device"]["median"] * 1e3, v["name"]) for v in vs if v["status"] == "passed" and v.get("timing")]
+print("best: %.1f us %s" % min(t) if t else "best: none")
+for v in vs:
+    if v["status"] != "passed":
+        print(v["status"], v["name"], (v.get("detail") or "")[:200])
+PY
+      done
+      for v in sync cpasync-cg16-s2 cpasync-ca4-s2 mca-pipeline-a16-s2 mca-barrier-a16-s2 bulk-s2 tma-s2 direct; do
+        timeout 300 compute-sanitizer --tool memcheck $bin probe "$v" --dtype "$dt" --tokens 4099 --hidden 3072 \
+          --row-stride 3200 --offset 17 --out-row-stride 3075 --out-offset 3 --wait-timeout-ms 10000 \
+          > "$d/$dt-memcheck-$v.log" 2>&1
+        echo "memcheck $dt $v exit $?: $(grep -E 'ERROR SUMMARY|passed|FAILED' "$d/$dt-memcheck-$v.log" | tr '\n' ' ' | cut -c1-200)"
+      done
     done ;;
   *) echo "unknown step $step"; exit 2 ;;
 esac

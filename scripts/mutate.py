@@ -45,7 +45,7 @@ mutant("ring-wrong-parity", "pipeline/ring.cuh",
        "the consumer of every bulk/TMA variant waits on the wrong phase of its full barrier",
        "parity", ["wait-parity"], rows=RING_ROWS, gemm=WGMMA)
 mutant("tma-short-tx", "pipeline/ring.cuh",
-       [("ring_arm(m, &full[s], s, k, w.tma_bytes() + ", "ring_arm(m, &full[s], s, k, w.tma_bytes() - 16 + ")],
+       [("ring_arm(m, &full[s], s, k, tma_step_bytes(w, k, 0) + ", "ring_arm(m, &full[s], s, k, tma_step_bytes(w, k, 0) - 16 + ")],
        "TMA announces 16 bytes fewer than its box delivers",
        "expect_tx", ["tx-bytes"], rows=["tma-s2", "tma-ws-s3"], gemm=WGMMA)
 
@@ -129,11 +129,12 @@ mutant("ring-no-init-sync", "pipeline/ring.cuh",
        "no bar.sync after thread 0 initialises the ring's barriers: other warps may wait on them first",
        "mbarrier init", ["init-unsynced", "init-missing"], rows=RING_ROWS, gemm=WGMMA)
 mutant("tma-tail-tx-rows", "pipeline/ring.cuh",
-       [("ring_arm(m, &full[s], s, k, w.tma_bytes() + ", "ring_arm(m, &full[s], s, k, w.tma_bytes() * step.units() / W::MAX_UNITS + ")],
+       [("ring_arm(m, &full[s], s, k, tma_step_bytes(w, k, 0) + ",
+         "ring_arm(m, &full[s], s, k, tma_step_bytes(w, k, 0) * step.units() / W::MAX_UNITS + ")],
        "TMA announces only the tail tile's rows, though its box lands whole (zero-filled past the end)",
        "expect_tx (tail)", ["tx-bytes"], rows=["tma-s2", "tma-s3", "tma-ws-s3"], clean=WGMMA)
 mutant("bulk-tail-tx-full-tile", "pipeline/ring.cuh",
-       [("ring_arm(m, &full[s], s, k, step.rows() * step.row_bytes());", "ring_arm(m, &full[s], s, k, W::MAX_UNITS * COPY_BYTES);")],
+       [("ring_arm(m, &full[s], s, k, step.bytes());", "ring_arm(m, &full[s], s, k, W::MAX_UNITS * COPY_BYTES);")],
        "bulk announces a whole tile for the tail tile, whose rows past the end are never copied",
        "expect_tx (tail)", ["tx-bytes"], rows=["bulk-s2", "bulk-s3"])
 mutant("ring-drain-past-end", "pipeline/ring.cuh",

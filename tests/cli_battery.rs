@@ -335,6 +335,19 @@ const BATTERY: &[(&[&str], &str)] = &[
         "rows would overlap; allowed: stride >= hidden",
     ),
     (
+        &["run", "--out-row-stride", "4095"],
+        "output row stride 4095 is smaller than hidden 4096: rows would overlap; allowed: --out-row-stride >= hidden",
+    ),
+    (&["run", "--out-offset", "-1"], "'-1' is not a whole number"),
+    (
+        &["run", "--out-offset", "18446744073709551615"],
+        "the output view (offset 18446744073709551615 + 262143 rows x stride 4096 + hidden 4096)",
+    ),
+    (
+        &["run", "--workload", "gemm", "--out-row-stride", "4100"],
+        "--out-row-stride not taken by --workload gemm",
+    ),
+    (
         &["run", "--hidden", "4096", "--alloc", "10"],
         "but the allocation holds 10; allowed: offset + (tokens-1) x stride + hidden <= allocation",
     ),
@@ -504,7 +517,7 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (
         &["run", "--m", "5"],
-        "--m not taken by --workload rmsnorm (allowed: --dtype, --tokens, --hidden, --row-stride, --offset, --alloc, --tile-rows)",
+        "--m not taken by --workload rmsnorm (allowed: --dtype, --tokens, --hidden, --row-stride, --offset, --alloc, --out-row-stride, --out-offset, --tile-rows)",
     ),
     (&["run", "--n", "5"], "--n not taken by --workload rmsnorm"),
     (&["run", "--k", "5"], "--k not taken by --workload rmsnorm"),
@@ -854,6 +867,10 @@ const BATTERY: &[(&[&str], &str)] = &[
     ),
     (&["sweep", "--offset", "8"], "so --offset cannot be taken"),
     (&["sweep", "--alloc", "8"], "so --alloc cannot be taken"),
+    (
+        &["sweep", "--out-offset", "3"],
+        "so --out-offset cannot be taken",
+    ),
     (
         &["sweep", "--workload", "gemm", "--k", "1024"],
         "so --k cannot be taken",
@@ -1893,6 +1910,18 @@ const MENDED: &[(&[&str], &[&str])] = &[
     (
         &["run", "--row-stride", "4095"],
         &["run", "--row-stride", "4096"],
+    ),
+    (
+        &["run", "--out-row-stride", "4095"],
+        &[
+            "run",
+            "--out-row-stride",
+            "4099",
+            "--out-offset",
+            "3",
+            "--offset",
+            "1",
+        ],
     ),
     (
         &["run", "--variants", "nosuch"],

@@ -113,7 +113,7 @@ fn a_flag_of_another_workload_is_refused_by_name() {
         ),
         (
             vec!["run", "--m", "5"],
-            "--m not taken by --workload rmsnorm (allowed: --dtype, --tokens, --hidden, --row-stride, --offset, --alloc, --tile-rows)",
+            "--m not taken by --workload rmsnorm (allowed: --dtype, --tokens, --hidden, --row-stride, --offset, --alloc, --out-row-stride, --out-offset, --tile-rows)",
         ),
         (
             vec!["probe", "sync", "--workload", "copy", "--layout", "nk"],

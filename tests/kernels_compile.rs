@@ -1,6 +1,7 @@
 //! Every variant and control of every workload compiles, for sm_90 and sm_80, in each of its suite
-//! groups (a precision and the workload's own axis: hidden sizes, B's layouts) and fitted to each
-//! suite case (the narrower copies odd rows need), as do the instrumented builds (stress, timeline,
+//! groups (a precision and the workload's own axis: hidden sizes, B's layouts, views whose rows
+//! start inside 16-byte chunks) and fitted to each suite case (the narrower copies, aligned
+//! windows and split stores such rows need), each distinct build once, as do the instrumented builds (stress, timeline,
 //! stage probes) and tilepipe's own kernels; each clean build shows in its SASS the movement it
 //! claims (and the math its workload claims), publishes its mbarriers' initialisation before the
 //! first wait, and no warp-specialised wgmma build spills after handing registers over.
@@ -56,7 +57,9 @@ impl Visitor for CompileAll<'_> {
                 for case in w.suite_cases(&group, 1).unwrap() {
                     for v in &all {
                         let f = w.fit(v, &[&case.problem]);
-                        let key = (tag.clone(), f.name.clone(), f.copy_bytes, arch.to_string());
+                        // a build is its options: groups of one precision and width share theirs
+                        let b = w.build(&f, &group, Instrument::CLEAN);
+                        let key = (b.defines, b.arch_specific, b.cluster, arch.to_string());
                         if w.can_implement(&f, &case.problem, &gpu).is_ok() && seen.insert(key) {
                             jobs.push((f, group.clone(), Instrument::CLEAN, arch));
                         }

@@ -55,6 +55,13 @@ __device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, 
     cp_async_cg16_zfill(smem_addr(dst), src, src_bytes);
 }
 
+// The zero-fill form with its L2 line marked under `policy`.
+__device__ __forceinline__ void cp_async_cg16_zfill_hint(u32 dst, const void* src, u32 src_bytes, u64 policy) {
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(gmem_addr(src)),
+                 "r"(src_bytes), "l"(policy)
+                 : "memory");
+}
+
 template <int BYTES>
 __device__ __forceinline__ void cp_async_ca_zfill(u32 dst, const void* src, u32 src_bytes) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
@@ -134,6 +141,14 @@ __device__ __forceinline__ void tma_load_2d(void* dst, const void* tensor_map, i
         "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
         "[%4];\n" ::"r"(smem_addr(dst)),
         "l"(reinterpret_cast<u64>(tensor_map)), "r"(c0), "r"(c1), "r"(smem_addr(bar))
+        : "memory");
+}
+
+__device__ __forceinline__ void tma_load_2d_hint(void* dst, const void* tensor_map, int c0, int c1, u64* bar, u64 policy) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
+        "{%2, %3}], [%4], %5;\n" ::"r"(smem_addr(dst)),
+        "l"(reinterpret_cast<u64>(tensor_map)), "r"(c0), "r"(c1), "r"(smem_addr(bar)), "l"(policy)
         : "memory");
 }
 
@@ -376,6 +391,18 @@ __device__ __forceinline__ void st_global_cs_v4(void* p, uint4 v) {
     asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"l"(gmem_addr(p)), "r"(v.x), "r"(v.y), "r"(v.z),
                  "r"(v.w)
                  : "memory");
+}
+
+// Narrower streaming stores, for the naturally aligned pieces of 16 bytes that start at any
+// element (common/align.cuh).
+__device__ __forceinline__ void st_global_cs_v2(void* p, u32 a, u32 b) {
+    asm volatile("st.global.cs.v2.u32 [%0], {%1, %2};\n" ::"l"(gmem_addr(p)), "r"(a), "r"(b) : "memory");
+}
+__device__ __forceinline__ void st_global_cs_b32(void* p, u32 a) {
+    asm volatile("st.global.cs.u32 [%0], %1;\n" ::"l"(gmem_addr(p)), "r"(a) : "memory");
+}
+__device__ __forceinline__ void st_global_cs_b16(void* p, u32 a) {
+    asm volatile("st.global.cs.u16 [%0], %1;\n" ::"l"(gmem_addr(p)), "h"((unsigned short)a) : "memory");
 }
 
 // A shared-memory store the compiler must keep even though this kernel never reads it back.

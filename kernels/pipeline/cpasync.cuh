@@ -5,14 +5,15 @@
 
 template <class W>
 __device__ __forceinline__ void cpasync_issue(Mon& m, const W& w, int k, int s, int tid) {
-    static_assert(!L2_EVICT_LAST || (COPY_BYTES == 16 && CP_CG && !W::ZERO_FILL), "the L2 hint is built for 16-byte .cg copies inside the data");
+    static_assert(!L2_EVICT_LAST || (COPY_BYTES == 16 && CP_CG), "the L2 hint is built for 16-byte .cg copies");
     if (!w.has(k)) return;  // draining: never copy past the last step
     m.issue(k, s);
     const u32 slot = smem_addr(slot_ptr<W>(s));  // converted once per step, not per copy
     for_my_units(w, k, tid, [&](int, const CopyUnit& u, int dst) {
         if constexpr (W::ZERO_FILL) {
 #if COPY_BYTES == 16 && CP_CG
-            cp_async_cg16_zfill(slot + dst, u.src, u.bytes);
+            if (L2_EVICT_LAST) cp_async_cg16_zfill_hint(slot + dst, u.src, u.bytes, l2_evict_last_policy());
+            else cp_async_cg16_zfill(slot + dst, u.src, u.bytes);
 #else
             cp_async_ca_zfill<COPY_BYTES>(slot + dst, u.src, u.bytes);
 #endif

@@ -43,17 +43,18 @@ __device__ __forceinline__ void mca_copy(Mon& m, const W& w, int k, int s, Sync&
     } else {
         const int rows = step.rows();
         for (int r = 0; r < rows; ++r) {
-            mon_source<true>(w, k, r, step.row_src(r), step.row_bytes(), step.row_bytes());
+            const int bytes = step.row_bytes(r);
+            mon_source<true>(w, k, r, step.row_src(r), bytes, bytes);
             const elem_t* src = reinterpret_cast<const elem_t*>(step.row_src(r));
             elem_t* dst = reinterpret_cast<elem_t*>(slot + step.row_dst(r));
 #if MCA_FORM == 0
-            cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(step.row_bytes()), sync);
+            cuda::memcpy_async(block, dst, src, cuda::aligned_size_t<16>(bytes), sync);
 #elif MCA_FORM == 1
-            cuda::memcpy_async(block, dst, src, (size_t)step.row_bytes(), sync);
+            cuda::memcpy_async(block, dst, src, (size_t)bytes, sync);
 #else
             cuda::memcpy_async(block, reinterpret_cast<NotTriviallyCopyable*>(dst),
                                reinterpret_cast<const NotTriviallyCopyable*>(src),
-                               cuda::aligned_size_t<16>(step.row_bytes()), sync);
+                               cuda::aligned_size_t<16>(bytes), sync);
 #endif
         }
     }

@@ -4,10 +4,11 @@
 //   steps(), has(k)                     this block's trip count; whether step k exists (false past the end)
 //   step(k)                             step k's copies, worked out once per step, as an object with
 //     units(), unit(u), unit_dst(u)     per-thread copies of COPY_BYTES: a CopyUnit (below), byte offset in the slot
-//     rows(), row_src(r), row_dst(r), row_bytes()   row copies (bulk, memcpy_async)
+//     rows(), row_src(r), row_dst(r), row_bytes(r), bytes()   row copies (bulk, memcpy_async); the step's bytes
 //   ZERO_FILL, zero_src()               true if a unit may lie past the data's edge and land as zeros:
 //                                       its CopyUnit then names zero_src() and reads 0 bytes
-//   tma_bytes(), tma_load(slot, k, bar)     one tensor copy per step, completing on bar
+//   tma_bytes(), tma_load(slot, k, bar)     the tensor copies of step k, completing on bar (tma_bytes(k)
+//                                       where their bytes vary by step)
 //   direct_slot(k)                      (direct) step k's tile in global memory, read by the compute
 //                                       body in place of a slot, its rows IN_PLACE's pitch apart
 //   consume(slot, k, ctid, between)     the compute body on step k's slot, by every consumer thread;

@@ -1,6 +1,7 @@
-// Hopper mbarrier ring for bulk copies (MECH 5: one cp.async.bulk per row) and TMA (MECH 6: one
-// tensor copy per step): full[s] completes when the copy's bytes land (expect_tx / complete_tx),
-// empty[s] when every consumer warp has finished reading slot s. Producer and consumer each walk a
+// Hopper mbarrier ring for bulk copies (MECH 5: one cp.async.bulk per row) and TMA (MECH 6: the
+// tensor copies of a step, one box, or one per row part where rows start inside 16-byte chunks):
+// full[s] completes when the copies' bytes land (expect_tx / complete_tx), empty[s] when every
+// consumer warp has finished reading slot s. Producer and consumer each walk a
 // RingState; the consumer waits full[s] on its phase, the producer waits empty[s] on the phase
 // before its own (the consumers' release of the slot's previous step). In a cluster (CLUSTER > 1)
 // every CTA's producer multicasts its part of a step into every CTA's slot, so a slot is refilled
@@ -44,6 +45,13 @@ __device__ __forceinline__ void ring_release(Mon& m, u64* empty, int s, int k, i
 #endif
 }
 
+// The bytes step k's tensor copies bring: a workload's tma_bytes(k) where they vary by step (row
+// windows issue no box past the last row), else its one tma_bytes().
+template <class W>
+__device__ __forceinline__ auto tma_step_bytes(const W& w, int k, int) -> decltype(w.tma_bytes(k)) { return w.tma_bytes(k); }
+template <class W>
+__device__ __forceinline__ u32 tma_step_bytes(const W& w, int, long) { return w.tma_bytes(); }
+
 // Issues step k into the producer's slot, unless its slot never came back. A whole warp calls it:
 // every lane waits for the slot, so no lane spins on one barrier while its warp-mates spin on
 // another; lane 0 arms full[s], and for bulk the lanes share the row copies.
@@ -71,27 +79,28 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
         m.armed(s, k, 0);
 #elif MECH == MECH_TMA
         // the whole boxes: elements past the tensor's edges arrive zero-filled and count
-        ring_arm(m, &full[s], s, k, w.tma_bytes() + (CONTROL == CTL_TX_LONG) * 16 - (CONTROL == CTL_TX_SHORT) * 16);
+        ring_arm(m, &full[s], s, k, tma_step_bytes(w, k, 0) + (CONTROL == CTL_TX_LONG) * 16 - (CONTROL == CTL_TX_SHORT) * 16);
 #else
-        ring_arm(m, &full[s], s, k, step.rows() * step.row_bytes());
+        ring_arm(m, &full[s], s, k, step.bytes());
 #endif
     }
 #if MECH == MECH_TMA
-    if (m.may_issue(s, k, (int)w.tma_bytes()) && lane == 0) {
+    if (m.may_issue(s, k, (int)tma_step_bytes(w, k, 0)) && lane == 0) {
         w.tma_load(slot_ptr<W>(s), k, &full[s]);
-        m.copied(s, k, (int)w.tma_bytes());
+        m.copied(s, k, (int)tma_step_bytes(w, k, 0));
     }
 #endif
 #if MECH == MECH_BULK
     __syncwarp();  // the bytes are announced before any row copy can complete them
-    const bool issue = m.may_issue(s, k, step.rows() * step.row_bytes());
+    const bool issue = m.may_issue(s, k, step.bytes());
     for (int r = lane; issue && r < step.rows(); r += 32) {
-        mon_source<true>(w, k, r, step.row_src(r), step.row_bytes(), step.row_bytes());
+        const int bytes = step.row_bytes(r);
+        mon_source<true>(w, k, r, step.row_src(r), bytes, bytes);
         if (L2_EVICT_LAST)
-            bulk_copy_g2s_hint(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s], l2_evict_last_policy());
+            bulk_copy_g2s_hint(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), bytes, &full[s], l2_evict_last_policy());
         else
-            bulk_copy_g2s(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), step.row_bytes(), &full[s]);
-        m.copied(s, k, step.row_bytes());
+            bulk_copy_g2s(slot_ptr<W>(s) + step.row_dst(r), step.row_src(r), bytes, &full[s]);
+        m.copied(s, k, bytes);
     }
 #endif
     m.published(s, k);

@@ -29,6 +29,12 @@ pub struct ProblemArgs {
     /// Row workloads: elements in the underlying allocation (default: just enough for the view).
     #[arg(long, allow_negative_numbers = true, value_parser = whole)]
     pub alloc: Option<usize>,
+    /// Row workloads: elements between the output's row starts (default: hidden, a dense output).
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
+    pub out_row_stride: Option<usize>,
+    /// Row workloads: elements before the output's first row in its allocation [default: 0].
+    #[arg(long, allow_negative_numbers = true, value_parser = whole)]
+    pub out_offset: Option<usize>,
     /// Row workloads: rows per tile (default: about 16 KB per tile); a slot of tile rows x hidden
     /// must fit in 227 KiB.
     #[arg(long, allow_negative_numbers = true, value_parser = whole)]
@@ -94,6 +100,8 @@ impl ProblemArgs {
             row_stride: self.row_stride,
             offset: self.offset,
             alloc: self.alloc,
+            out_row_stride: self.out_row_stride,
+            out_offset: self.out_offset,
             tile_rows: self.tile_rows,
             m: self.m,
             n: self.n,

@@ -27,7 +27,8 @@ pub fn inspect<W: Workload>(
     arch: Arch,
     cache: &Cache,
 ) -> Result<Inspection> {
-    let variant = crate::commands::probe::named(w, p.dtype(), name)?;
+    // as a run on `p` builds it (windows, narrower copies, split stores where the view needs them)
+    let variant = w.fit(&crate::commands::probe::named(w, p.dtype(), name)?, &[p]);
     let refuse = |why: String| {
         Err(crate::Error::InvalidArgument(format!(
             "{}: {why}",

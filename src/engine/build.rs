@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
 /// The PTX wrappers, the hooks and element types every kernel shares, the protocol monitor, the
-/// row-tile producer, and one pipeline template per mechanism.
-pub const HEADERS: [(&str, &str); 11] = [
+/// row-tile producer with its aligned windows and split stores, and one pipeline template per
+/// mechanism.
+pub const HEADERS: [(&str, &str); 12] = [
     (
         "common/ptx.cuh",
         include_str!("../../kernels/common/ptx.cuh"),
@@ -28,6 +29,10 @@ pub const HEADERS: [(&str, &str); 11] = [
     (
         "common/elem.cuh",
         include_str!("../../kernels/common/elem.cuh"),
+    ),
+    (
+        "common/align.cuh",
+        include_str!("../../kernels/common/align.cuh"),
     ),
     (
         "common/rows.cuh",

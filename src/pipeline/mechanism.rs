@@ -166,6 +166,12 @@ pub enum Control {
     /// Attention: the causal mask shows each query one key more than it may see (a numerical
     /// control).
     MaskShifted,
+    /// Row windows: a row that starts inside a 16-byte chunk is read one element late in its slot
+    /// (a numerical control).
+    WindowShift,
+    /// Row windows: TMA's map starts at the aligned chunk but the box's coordinate is not moved by
+    /// the row's offset in it (a numerical control).
+    CoordUnmoved,
 }
 
 impl Control {
@@ -189,6 +195,8 @@ impl Control {
             Control::StoreUnfenced => 13,
             Control::NoRescale => 14,
             Control::MaskShifted => 15,
+            Control::WindowShift => 16,
+            Control::CoordUnmoved => 17,
         }
     }
 
@@ -225,6 +233,12 @@ impl Control {
             }
             Control::NoRescale => "O not rescaled when a row's running maximum moves",
             Control::MaskShifted => "causal mask one key late: each query sees the key after it",
+            Control::WindowShift => {
+                "a row that starts inside a 16-byte chunk read one element late in its window"
+            }
+            Control::CoordUnmoved => {
+                "tensor map based at the aligned chunk, its box coordinate not moved by the row's offset"
+            }
         }
     }
 }

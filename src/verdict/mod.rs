@@ -35,6 +35,10 @@ pub struct Verdict {
     pub max_ratio: Option<f64>,
     pub nan: usize,
     pub unwritten: usize,
+    /// Bytes of the output's allocation outside its view that a launch changed (they are
+    /// poisoned before it, and nothing may write them).
+    #[serde(default)]
+    pub written_outside: usize,
     pub beyond_tolerance: usize,
     /// Elements whose bits differ from the sequential baseline on the same input.
     pub differs_from_baseline: Option<usize>,
@@ -63,6 +67,12 @@ impl Verdict {
         if self.nan > 0 {
             why.push(format!("{} NaN", self.nan));
         }
+        if self.written_outside > 0 {
+            why.push(format!(
+                "{} bytes outside the output view written",
+                self.written_outside
+            ));
+        }
         if let Some(r) = self.rel_l2
             && (r.is_nan() || r > tol.rel_l2)
         {
@@ -87,6 +97,7 @@ impl Verdict {
         }
         self.passed = self.unwritten == 0
             && self.nan == 0
+            && self.written_outside == 0
             && self.rel_l2.is_some_and(|r| r <= tol.rel_l2)
             && self.beyond_tolerance == 0
             && self.differs_from_baseline.unwrap_or(0) == 0;

@@ -7,9 +7,9 @@ use crate::pipeline::{Instrument, Variant};
 use crate::workload::{Case, Problem, VariantOf, Workload};
 use std::collections::HashMap;
 
-/// A build, as the suite tells builds apart: the fitted variant's name and copy width, and what
-/// the build adds.
-type Key = (String, u32, Instrument);
+/// A build, as the suite tells builds apart: the fitted variant (its copy width, the windows and
+/// split stores a view needs) and what the build adds.
+type Key<S> = (Variant<S>, Instrument);
 
 /// One group's plan: the distinct builds, and what runs on them (indices into `jobs`).
 /// Builds run many times: the build, its twin's clean build, the cases.
@@ -33,14 +33,41 @@ pub struct GroupPlan<W: Workload> {
     pub skipped: Vec<String>,
 }
 
+/// What a group leaves out: per variant and reason, the cases it holds for (in order), so that a
+/// variant refused on every case of a group for one reason is one line.
+#[derive(Default)]
+struct Skips(Vec<(String, String, Vec<String>)>);
+
+impl Skips {
+    fn push(&mut self, name: &str, case: Option<&str>, why: String) {
+        let case = case.map(str::to_string);
+        match self.0.iter_mut().find(|(n, w, _)| n == name && *w == why) {
+            Some((_, _, cases)) => cases.extend(case),
+            None => self
+                .0
+                .push((name.to_string(), why, case.into_iter().collect())),
+        }
+    }
+
+    fn lines(self, tag: &str) -> Vec<String> {
+        self.0
+            .into_iter()
+            .map(|(name, why, cases)| match cases.is_empty() {
+                true => format!("{name} {tag}: {why}"),
+                false => format!("{name} {tag} [{}]: {why}", cases.join(", ")),
+            })
+            .collect()
+    }
+}
+
 struct Jobs<W: Workload> {
     jobs: Vec<Job<W>>,
-    index: HashMap<Key, usize>,
+    index: HashMap<Key<W::Shape>, usize>,
 }
 
 impl<W: Workload> Jobs<W> {
     fn of(&mut self, v: &Variant<W::Shape>, group: &W::Problem, ins: Instrument) -> usize {
-        let key = (v.name.clone(), v.copy_bytes, ins);
+        let key = (v.clone(), ins);
         *self.index.entry(key).or_insert_with(|| {
             self.jobs.push(Job::new(v, group, ins));
             self.jobs.len() - 1
@@ -54,8 +81,7 @@ fn fitted<W: Workload>(
     w: &W,
     v: &Variant<W::Shape>,
     cases: &[Case<W::Problem>],
-    tag: &str,
-    skipped: &mut Vec<String>,
+    skipped: &mut Skips,
 ) -> Option<Fitted<W>> {
     let problems: Vec<&W::Problem> = cases.iter().map(|c| &c.problem).collect();
     let f = w.fit(v, &problems);
@@ -64,7 +90,7 @@ fn fitted<W: Workload>(
         .filter(|c| match w.can_implement(&f, &c.problem, e.info()) {
             Ok(()) => true,
             Err(why) => {
-                skipped.push(format!("{} {tag} [{}]: {why}", f.name, c.name));
+                skipped.push(&f.name, Some(&c.name), why);
                 false
             }
         })
@@ -84,13 +110,13 @@ pub fn plan<W: Workload>(
         jobs: Vec::new(),
         index: HashMap::new(),
     };
-    let mut skipped = Vec::new();
+    let mut skipped = Skips::default();
     let mut valid = Vec::new();
     for case in cases {
         let mut on = Vec::new();
         for v in correct {
             let one = std::slice::from_ref(&case);
-            if let Some((f, _)) = fitted(e, w, v, one, tag, &mut skipped) {
+            if let Some((f, _)) = fitted(e, w, v, one, &mut skipped) {
                 on.push(jobs.of(&f, group, Instrument::CLEAN));
             }
         }
@@ -101,15 +127,15 @@ pub fn plan<W: Workload>(
     let twin_of = |v: &Variant<W::Shape>,
                    cases: &[Case<W::Problem>],
                    jobs: &mut Jobs<W>,
-                   skipped: &mut Vec<String>| {
+                   skipped: &mut Skips| {
         let t = w.twin(v, &catalogue)?;
-        let (f, _) = fitted(e, w, t, cases, tag, skipped)?;
+        let (f, _) = fitted(e, w, t, cases, skipped)?;
         Some(jobs.of(&f, group, Instrument::CLEAN))
     };
     let mut stress = Vec::new();
     for v in correct {
         let cases = w.stress_cases(group, v, e.info())?;
-        if let Some((f, cases)) = fitted(e, w, v, &cases, tag, &mut skipped) {
+        if let Some((f, cases)) = fitted(e, w, v, &cases, &mut skipped) {
             let twin = twin_of(v, &cases, &mut jobs, &mut skipped);
             stress.push((jobs.of(&f, group, Instrument::STRESSED), twin, cases));
         }
@@ -117,7 +143,7 @@ pub fn plan<W: Workload>(
     let mut ctl = Vec::new();
     for v in controls {
         let (cases, ins) = w.control_cases(group, v, e.info())?;
-        let Some((f, cases)) = fitted(e, w, v, &cases, tag, &mut skipped) else {
+        let Some((f, cases)) = fitted(e, w, v, &cases, &mut skipped) else {
             continue;
         };
         match twin_of(v, &cases, &mut jobs, &mut skipped) {
@@ -129,7 +155,7 @@ pub fn plan<W: Workload>(
                 };
                 ctl.push((jobs.of(&f, group, ins), Some(twin), cases))
             }
-            None => skipped.push(format!("{} {tag}: no correct twin to compare with", v.name)),
+            None => skipped.push(&v.name, None, "no correct twin to compare with".into()),
         }
     }
     Ok(GroupPlan {
@@ -137,6 +163,6 @@ pub fn plan<W: Workload>(
         valid,
         stress,
         controls: ctl,
-        skipped,
+        skipped: skipped.lines(tag),
     })
 }

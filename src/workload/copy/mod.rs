@@ -58,7 +58,7 @@ impl RowBody for Copy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::rows::{RowProblem, against_reference};
+    use crate::workload::rows::{Layout, RowProblem, against_reference};
 
     #[test]
     fn the_reference_is_the_view_and_one_flipped_bit_fails() {
@@ -72,11 +72,11 @@ mod tests {
                 out.extend_from_slice(&data.x[i..i + 2]);
             }
         }
-        let v = against_reference(&out, &data);
+        let v = against_reference(&out, &data, Layout::View);
         assert!(v.passed, "{:?}", v.failure);
         assert_eq!(v.max_abs_err, Some(0.0));
         out[2 * (3 * 64 + 5)] ^= 1; // lowest mantissa bit of row 3, column 5
-        let v = against_reference(&out, &data);
+        let v = against_reference(&out, &data, Layout::View);
         assert!(!v.passed);
         assert_eq!(v.beyond_tolerance, 1);
         assert_eq!(v.first_wrong_tiles, vec![1]);

@@ -1,8 +1,10 @@
 //! Validation shapes: the edges a pipeline schedule breaks on (tails, fewer tiles than stages, a
 //! single tile, strided and offset views, blocks that own no tile, random trip counts), at a
-//! given hidden size.
+//! given hidden size, each laid out against 16-byte chunks as the problem it stands for is (a view
+//! whose rows start inside chunks is validated on views whose rows do, at the same offsets).
 
 use super::{RowProblem, View};
+use crate::dtype::DType;
 use crate::workload::{Case, Grid};
 use crate::{Error, Result};
 use rand::rngs::SmallRng;
@@ -13,28 +15,34 @@ fn on(p: &RowProblem, view: View) -> RowProblem {
     RowProblem { view, ..*p }
 }
 
+/// `p` on `tokens` rows with X's row stride and offset as given (plus `p`'s own remainders past
+/// whole chunks, for X and its output: `View::like`).
+fn like(p: &RowProblem, tokens: usize, stride: Option<usize>, offset: usize) -> Result<RowProblem> {
+    Ok(on(
+        p,
+        View::like(&p.view, p.dtype, (tokens, stride, offset))?,
+    ))
+}
+
 /// The shapes `run` validates at the user's hidden size before timing, the user's own view last
 /// (its validated buffers stay for timing).
 pub fn run_cases(p: &RowProblem) -> Result<Vec<Case<RowProblem>>> {
-    let (h, dtype, tile_rows) = (p.view.hidden, p.dtype, p.tile_rows);
-    let pad = 64 / dtype.size(); // 64 bytes: keeps every copy width aligned
+    let (h, tile_rows) = (p.view.hidden, p.tile_rows);
+    let pad = 64 / p.dtype.size(); // 64 bytes: keeps every copy width aligned
     Ok(vec![
         Case::new(
             "tail tile, 8 blocks",
-            on(p, View::new(tile_rows * 37 + 1, h, None, 0, None, dtype)?),
+            like(p, tile_rows * 37 + 1, None, 0)?,
             Grid::Fixed(8),
         ),
         Case::new(
             "fewer tiles than stages",
-            on(p, View::new(tile_rows + 1, h, None, 0, None, dtype)?),
+            like(p, tile_rows + 1, None, 0)?,
             Grid::Persistent,
         ),
         Case::new(
             "strided + offset view",
-            on(
-                p,
-                View::new(tile_rows * 20 + 1, h, Some(h + pad), pad, None, dtype)?,
-            ),
+            like(p, tile_rows * 20 + 1, Some(h + pad), pad)?,
             Grid::Fixed(4),
         ),
         Case::new("as given", *p, Grid::Persistent),
@@ -45,6 +53,24 @@ pub fn run_cases(p: &RowProblem) -> Result<Vec<Case<RowProblem>>> {
 /// 1544 (a column tail: 1544 is not a multiple of 256 threads x 16 bytes).
 pub const SUITE_HIDDEN: [usize; 2] = [4096, 1544];
 
+/// The suite's groups of views whose rows start inside 16-byte chunks, at hidden `h`, each a
+/// pattern its cases copy (`View::like`): X one element into a chunk with whole-chunk row strides
+/// (every row at the same offset: TMA's case) writing an output three elements in; and row strides
+/// one element past whole chunks for X and three for its output, so that their rows start at
+/// every offset a chunk has (no tensor map describes them).
+pub fn misaligned_groups(h: usize, dtype: DType) -> Result<Vec<(&'static str, View)>> {
+    Ok(vec![
+        (
+            "rows inside chunks",
+            View::new(1, h, None, 1, None, dtype)?.with_out(None, 3, dtype)?,
+        ),
+        (
+            "rows of every alignment",
+            View::new(1, h, Some(h + 1), 2, None, dtype)?.with_out(Some(h + 3), 5, dtype)?,
+        ),
+    ])
+}
+
 /// Random trip counts per block drawn for the suite (1 to 1000 tiles per block).
 pub const TRIP_COUNTS: usize = 3;
 
@@ -54,14 +80,10 @@ pub const TRIP_COUNTS: usize = 3;
 /// there. At hidden 1544 in 16-bit types a row has 193 vectors for 256 threads, so warp 7 owns no
 /// data in any tile and still takes part in every barrier (divergent participation).
 pub fn suite_cases(group: &RowProblem, seed: u64) -> Result<Vec<Case<RowProblem>>> {
-    let (hidden, dtype, tile_rows) = (group.view.hidden, group.dtype, group.tile_rows);
-    let pad = 64 / dtype.size();
-    let v = |tokens: usize, stride: Option<usize>, offset: usize| {
-        Ok::<_, Error>(on(
-            group,
-            View::new(tokens, hidden, stride, offset, None, dtype)?,
-        ))
-    };
+    let (hidden, tile_rows) = (group.view.hidden, group.tile_rows);
+    let pad = 64 / group.dtype.size();
+    let v =
+        |tokens: usize, stride: Option<usize>, offset: usize| like(group, tokens, stride, offset);
     let mut rng = SmallRng::seed_from_u64(seed ^ 0x7121_C0DE ^ hidden as u64);
     let mut trips: Vec<Case<RowProblem>> = Vec::new();
     for _ in 0..TRIP_COUNTS {
@@ -115,21 +137,9 @@ pub fn suite_cases(group: &RowProblem, seed: u64) -> Result<Vec<Case<RowProblem>
 ///
 /// Small, so that K runs on fresh inputs are cheap.
 pub fn stress_cases(p: &RowProblem, sm_count: u32) -> Result<Vec<Case<RowProblem>>> {
-    let (hidden, dtype, tile_rows) = (p.view.hidden, p.dtype, p.tile_rows);
-    let pad = 64 / dtype.size();
-    let view = |tiles: usize| {
-        Ok::<_, Error>(on(
-            p,
-            View::new(
-                tile_rows * tiles + 1,
-                hidden,
-                Some(hidden + pad),
-                pad,
-                None,
-                dtype,
-            )?,
-        ))
-    };
+    let (hidden, tile_rows) = (p.view.hidden, p.tile_rows);
+    let pad = 64 / p.dtype.size();
+    let view = |tiles: usize| like(p, tile_rows * tiles + 1, Some(hidden + pad), pad);
     Ok(vec![
         Case::new(
             "stress: strided, 4 blocks x ~16 tiles",
@@ -245,5 +255,52 @@ mod tests {
         assert_eq!(c.len(), 4);
         assert_eq!(parse_hidden("4096, 1544").unwrap(), vec![4096, 1544]);
         assert!(parse_hidden("4k").unwrap_err().to_string().contains("'4k'"));
+    }
+
+    /// The suite's views groups: every case (validation, stress, run) keeps its group's offsets
+    /// inside chunks, so every build they make is the one fitted to such rows; the first group's
+    /// rows share one offset (TMA's case), the second's take every offset a chunk has.
+    #[test]
+    fn the_views_groups_keep_their_offsets_in_every_case() {
+        for dt in DType::ALL {
+            let vec = 16 / dt.size();
+            let groups = misaligned_groups(4096, dt).unwrap();
+            assert_eq!(groups.len(), 2);
+            for (i, (tag, view)) in groups.into_iter().enumerate() {
+                let g = RowProblem::new(view, dt, None);
+                let mut all = suite_cases(&g, 1).unwrap();
+                all.extend(stress_cases(&g, 132).unwrap());
+                all.extend(run_cases(&g).unwrap());
+                for c in &all {
+                    let v = c.problem.view;
+                    assert!(
+                        !v.rows_aligned(dt) && !v.out_aligned(dt),
+                        "{tag}: {}",
+                        c.name
+                    );
+                    assert_eq!(v.offset % vec, view.offset % vec, "{tag}: {}", c.name);
+                    let one_offset = (v.row_stride * dt.size()).is_multiple_of(16);
+                    assert_eq!(one_offset, i == 0, "{tag}: {}", c.name);
+                    let phases: std::collections::BTreeSet<usize> = (0..v.tokens.min(vec))
+                        .map(|r| v.index(r, 0) * dt.size() % 16)
+                        .collect();
+                    if v.tokens >= vec {
+                        assert_eq!(
+                            phases.len(),
+                            if i == 0 { 1 } else { vec },
+                            "{tag}: {}",
+                            c.name
+                        );
+                    }
+                }
+            }
+        }
+        // an aligned group's cases stay aligned, as they were
+        let g = group(4096, DType::Bf16, 2);
+        assert!(
+            suite_cases(&g, 1).unwrap().iter().all(|c| {
+                c.problem.view.rows_aligned(DType::Bf16) && c.problem.view.out.is_none()
+            })
+        );
     }
 }

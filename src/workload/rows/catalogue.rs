@@ -4,6 +4,7 @@
 //! completion protocol in words, what this GPU allows).
 
 use super::config::BuildConfig;
+use super::params::window_chunk;
 use crate::pipeline::{Control, McaForm, Mechanism, Pipe, PipeBuild, Variant};
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +27,16 @@ pub struct RowShape {
     /// more threads per SM); the parts continue one sum in order, so the results stay `sync`'s.
     #[serde(default = "one")]
     pub split: u32,
+    /// X's rows may start at any element: the staged copies move the aligned 16-byte windows that
+    /// cover each row and the compute body reads it at its offset inside the window, TMA boxes
+    /// start at the row's offset from an aligned base, direct shifts aligned loads in registers
+    /// (kernels/common/rows.cuh). Set by `fit` where a view needs it.
+    #[serde(default)]
+    pub x_window: bool,
+    /// The output's rows may start at any element: each 16-byte store that straddles two chunks
+    /// is split into the aligned pieces inside the row. Set by `fit` where a view needs it.
+    #[serde(default)]
+    pub y_split: bool,
 }
 
 fn one() -> u32 {
@@ -38,6 +49,8 @@ impl Default for RowShape {
             tile_kib: None,
             fold: 1,
             split: 1,
+            x_window: false,
+            y_split: false,
         }
     }
 }
@@ -128,6 +141,7 @@ pub fn catalogue() -> Vec<RowVariant> {
 pub fn controls() -> Vec<RowVariant> {
     use Control::*;
     let cp = row(Pipe::cpasync(2, 16));
+    let cp2 = cp.clone();
     let tma = row(Pipe::ring(Mechanism::Tma, 2, false));
     let tma_ws = row(Pipe::ring(Mechanism::Tma, 2, true));
     vec![
@@ -144,7 +158,9 @@ pub fn controls() -> Vec<RowVariant> {
         Variant::control(tma_ws, EarlyRelease, "ctl-tma-ws-early-release"),
         Variant::control(tma.clone(), WrongParity, "ctl-tma-wrong-parity"),
         Variant::control(tma.clone(), NoExpectTx, "ctl-tma-no-expect-tx"),
-        Variant::control(tma, WrongStride, "ctl-tma-wrong-stride"),
+        Variant::control(tma.clone(), WrongStride, "ctl-tma-wrong-stride"),
+        Variant::control(cp2, WindowShift, "ctl-cpasync-window-shift"),
+        Variant::control(tma, CoordUnmoved, "ctl-tma-coord-unmoved"),
     ]
 }
 
@@ -158,9 +174,11 @@ pub fn config(v: &RowVariant, cfg: &BuildConfig) -> BuildConfig {
         Some(kib) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
         None => cfg.tile_rows,
     };
+    let staged = !matches!(v.mechanism, Mechanism::Tma | Mechanism::Direct);
     BuildConfig {
         tile_rows,
         consumers: cfg.consumers * v.shape.split / v.shape.fold,
+        window_slot: v.shape.x_window && staged,
         ..*cfg
     }
 }
@@ -206,7 +224,26 @@ pub fn completion(v: &RowVariant, cfg: &BuildConfig) -> String {
         }
         _ => v.protocol(cfg.consumers),
     };
-    v.with_policy(protocol)
+    let mut protocol = v.with_policy(protocol);
+    if v.shape.x_window {
+        protocol.push_str(match v.mechanism {
+            Mechanism::Tma => {
+                "; rows that start inside a 16-byte chunk: one map from the chunk of the view's first element, a box a row's chunk of the row placed at its offset"
+            }
+            Mechanism::Direct => {
+                "; rows that start inside a 16-byte chunk: aligned 16-byte loads, shifted to the row in registers"
+            }
+            _ => {
+                "; rows that start inside a 16-byte chunk: each copy moves the aligned chunks that cover the row, read at its offset in the slot"
+            }
+        });
+    }
+    if v.shape.y_split {
+        protocol.push_str(
+            "; output rows that start inside a chunk: stores split at 16-byte boundaries",
+        );
+    }
+    protocol
 }
 
 /// Why `v` cannot run on this GPU at all, if it cannot.
@@ -230,13 +267,26 @@ pub fn unsupported_on(
 
 /// The -D options that select `v`'s pipeline and precision in `cfg` (the workload adds its own).
 pub fn defines(v: &RowVariant, cfg: &BuildConfig) -> Vec<String> {
-    v.defines(&PipeBuild {
+    let mut d = v.defines(&PipeBuild {
         dtype: cfg.dtype,
         consumers: cfg.consumers,
         instrument: cfg.instrument,
         fold: v.shape.fold,
         split: v.shape.split,
-    })
+    });
+    // only where set, so that every aligned build's cache key and SASS stay as they were
+    if v.shape.x_window {
+        d.push("-DX_WINDOW=1".into());
+        if v.mechanism == Mechanism::Tma
+            && let Some(chunk) = window_chunk(cfg.hidden, cfg.dtype)
+        {
+            d.push(format!("-DTMA_CHUNK={chunk}"));
+        }
+    }
+    if v.shape.y_split {
+        d.push("-DY_SPLIT=1".into());
+    }
+    d
 }
 
 #[cfg(test)]

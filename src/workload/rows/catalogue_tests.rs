@@ -259,3 +259,46 @@ fn the_evict_last_twins_are_their_bases_with_an_l2_policy() {
             .l2_evict_last
     );
 }
+
+/// A view's windows and split stores reach the kernel only where `fit` set them: an aligned
+/// build's options are those it had; a windowed staged build's slot rows hold a chunk more; a
+/// windowed TMA build names its box, and its slot stays dense (the boxes realign the rows).
+#[test]
+fn windows_and_split_stores_reach_the_kernel_only_where_set() {
+    let c = cfg();
+    let window = |v: &RowVariant| RowVariant {
+        shape: RowShape {
+            x_window: true,
+            y_split: true,
+            ..v.shape
+        },
+        ..v.clone()
+    };
+    let has = |d: &[String], s: &str| d.iter().any(|x| x.starts_with(s));
+    for v in catalogue() {
+        let d = defines(&v, &config(&v, &c));
+        assert!(!has(&d, "-DX_WINDOW") && !has(&d, "-DY_SPLIT") && !has(&d, "-DTMA_CHUNK"));
+        let w = window(&v);
+        let (plain, wide) = (config(&v, &c), config(&w, &c));
+        let d = defines(&w, &wide);
+        assert!(
+            has(&d, "-DX_WINDOW=1") && has(&d, "-DY_SPLIT=1"),
+            "{}",
+            v.name
+        );
+        assert_eq!(
+            has(&d, "-DTMA_CHUNK=256"),
+            v.mechanism == Mechanism::Tma,
+            "{}",
+            v.name
+        );
+        let staged = !matches!(v.mechanism, Mechanism::Tma | Mechanism::Direct);
+        let more = wide.tile_rows as u32 * 16;
+        let want = (plain.tile_rows as u32 * plain.row_bytes() + if staged { more } else { 0 })
+            .div_ceil(128)
+            * 128;
+        assert_eq!(wide.slot_bytes(), want, "{}", v.name);
+        assert!(completion(&w, &wide).contains("rows that start inside a 16-byte chunk"));
+        assert!(!completion(&v, &plain).contains("16-byte chunk"));
+    }
+}

@@ -19,6 +19,10 @@ pub struct BuildConfig {
     /// Threads that compute (the block, plus one producer warp when warp-specialised).
     pub consumers: u32,
     pub instrument: Instrument,
+    /// Slot rows hold windows: a 16-byte chunk more than the row (`WINDOW_SLOT`,
+    /// kernels/common/rows.cuh).
+    #[serde(default)]
+    pub window_slot: bool,
 }
 
 impl BuildConfig {
@@ -69,6 +73,7 @@ impl BuildConfig {
             tile_rows: tile_rows.unwrap_or_else(|| Self::default_tile_rows(hidden, dtype)),
             consumers: Self::DEFAULT_CONSUMERS,
             instrument: Instrument::CLEAN,
+            window_slot: false,
         }
     }
 
@@ -78,6 +83,7 @@ impl BuildConfig {
 
     /// Bytes of one slot (rounded to 128 as the kernel does).
     pub fn slot_bytes(&self) -> u32 {
-        (self.tile_rows as u32 * self.row_bytes()).div_ceil(128) * 128
+        let pitch = self.row_bytes() + if self.window_slot { 16 } else { 0 };
+        (self.tile_rows as u32 * pitch).div_ceil(128) * 128
     }
 }

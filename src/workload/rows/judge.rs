@@ -1,9 +1,11 @@
 //! A row output judged: against the f64 reference row by row (per-precision bounds on the relative
 //! L2 error and on every element, NaN and unwritten elements never pass, wrong tiles located),
-//! and bit for bit against the sequential baseline's output on the same input. Pure functions
-//! over host buffers, so every rule is tested without a GPU.
+//! every byte of the output's allocation outside its view still the poison it was given, and bit
+//! for bit against the sequential baseline's output on the same input. Pure functions over host
+//! buffers, so every rule is tested without a GPU.
 
-use super::HostData;
+use super::{HostData, View};
+use crate::dtype::DType;
 use crate::verdict::{SHOWN, Verdict, WrongElement, differing_elements};
 use rayon::prelude::*;
 
@@ -35,10 +37,43 @@ impl Acc {
     }
 }
 
-/// Compares a dense [tokens x hidden] output with the f64 reference computed from `data`.
-pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
+/// Where an output holds element (row, col).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The output view's allocation, as tilepipe's kernels write it (its gaps judged too).
+    View,
+    /// Dense [tokens x hidden], as a peer writes it.
+    Dense,
+}
+
+/// Bytes of the output view's allocation `out` outside the view that are not the poison byte:
+/// before the first row, between rows, past the last.
+pub fn written_outside(out: &[u8], view: &View, dtype: DType) -> usize {
+    let es = dtype.size();
+    let (o, h) = (view.out_layout(), view.hidden);
+    let dirty = |a: usize, b: usize| {
+        out[(a * es).min(out.len())..(b * es).min(out.len())]
+            .iter()
+            .filter(|&&b| b != DType::POISON_BYTE)
+            .count()
+    };
+    let gaps: usize = (0..view.tokens.saturating_sub(1))
+        .into_par_iter()
+        .map(|r| dirty(view.out_index(r, h), view.out_index(r + 1, 0)))
+        .sum();
+    let last = view.out_index(view.tokens - 1, h);
+    gaps + dirty(0, o.offset) + dirty(last, out.len() / es)
+}
+
+/// Compares an output (`layout`: the output view's allocation, or dense) with the f64 reference
+/// computed from `data`.
+pub fn against_reference(out: &[u8], data: &HostData, layout: Layout) -> Verdict {
     let tile_rows = data.tile_rows;
     let (view, dt) = (data.view, data.dtype);
+    let at = |row: usize, col: usize| match layout {
+        Layout::View => view.out_index(row, col),
+        Layout::Dense => row * view.hidden + col,
+    };
     let tol = data.tolerance();
     let h = view.hidden;
     let acc = (0..view.tokens)
@@ -49,7 +84,7 @@ pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
                 data.reference_row(row, &mut reference);
                 let mut row_wrong = false;
                 for (col, &expected) in reference.iter().enumerate() {
-                    let i = row * h + col;
+                    let i = at(row, col);
                     acc.ref2 += expected * expected;
                     let got = (!dt.is_poison(out, i)).then(|| dt.get(out, i));
                     let wrong = match got {
@@ -104,6 +139,10 @@ pub fn against_reference(out: &[u8], data: &HostData) -> Verdict {
         max_abs_err: Some(acc.max_abs),
         nan: acc.nan,
         unwritten: acc.unwritten,
+        written_outside: match layout {
+            Layout::View => written_outside(out, &view, dt),
+            Layout::Dense => 0,
+        },
         beyond_tolerance: acc.beyond,
         wrong_tiles: tiles.len(),
         first_wrong_tiles: tiles.into_iter().take(SHOWN).collect(),
@@ -130,7 +169,7 @@ pub fn against_baseline(
             ..baseline_verdict.clone()
         }
     } else {
-        against_reference(out, data)
+        against_reference(out, data, Layout::View)
     };
     v.differs_from_baseline = Some(differ);
     v.conclude(data.tolerance());
@@ -140,8 +179,7 @@ pub fn against_baseline(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dtype::DType;
-    use crate::workload::rows::{RowProblem, View};
+    use crate::workload::rows::RowProblem;
 
     fn reference_output(data: &HostData) -> Vec<u8> {
         let v = data.view;
@@ -168,7 +206,7 @@ mod tests {
     fn rounded_reference_passes_every_precision() {
         for dt in DType::ALL {
             let (data, out) = setup(dt);
-            let v = against_reference(&out, &data);
+            let v = against_reference(&out, &data, Layout::View);
             assert!(v.passed, "{dt}: {:?}", v.failure);
             assert!(v.rel_l2.unwrap() < dt.tolerance().rel_l2);
         }
@@ -182,7 +220,7 @@ mod tests {
             let row_bytes = 64 * dt.size();
             let (src, dst) = (16 * row_bytes, 20 * row_bytes);
             out.copy_within(src..src + 4 * row_bytes, dst);
-            let v = against_reference(&out, &data);
+            let v = against_reference(&out, &data, Layout::View);
             assert!(!v.passed, "{dt}: stale tile passed");
             assert_eq!(v.first_wrong_tiles, vec![5], "{dt}");
             assert_eq!(v.first_wrong[0].row, 20);
@@ -197,12 +235,12 @@ mod tests {
         let mut nan = Vec::new();
         DType::Bf16.push(f32::NAN, &mut nan);
         out[10..12].copy_from_slice(&nan[..2]);
-        let v = against_reference(&out, &data);
+        let v = against_reference(&out, &data, Layout::View);
         assert!(!v.passed);
         assert_eq!(v.nan, 1);
         let (data, mut out) = setup(DType::F32);
         out[400..404].fill(DType::POISON_BYTE);
-        let v = against_reference(&out, &data);
+        let v = against_reference(&out, &data, Layout::View);
         assert!(!v.passed);
         assert_eq!(v.unwritten, 1);
         assert_eq!(v.first_wrong[0].row, 1);
@@ -224,7 +262,7 @@ mod tests {
             let mut b = Vec::new();
             dt.push((ref_row[7] as f32) * scale + 0.01, &mut b);
             out[i * dt.size()..(i + 1) * dt.size()].copy_from_slice(&b);
-            let v = against_reference(&out, &data);
+            let v = against_reference(&out, &data, Layout::View);
             assert!(!v.passed, "{dt}: drift passed");
             assert_eq!(v.beyond_tolerance, 1, "{dt}");
         }
@@ -233,7 +271,7 @@ mod tests {
     #[test]
     fn baseline_comparison_is_bit_exact() {
         let (data, out) = setup(DType::F16);
-        let base = against_reference(&out, &data);
+        let base = against_reference(&out, &data, Layout::View);
         let same = against_baseline(&out, &data, &out, &base);
         assert!(same.passed);
         assert_eq!(same.differs_from_baseline, Some(0));
@@ -246,5 +284,56 @@ mod tests {
         assert_eq!(v.differs_from_baseline, Some(1));
         assert_eq!(v.beyond_tolerance, 0);
         assert!(v.failure.unwrap().contains("differ from sync"));
+    }
+
+    /// The reference laid into an output view's allocation, its gaps left poisoned.
+    fn in_view(data: &HostData, dense: &[u8]) -> Vec<u8> {
+        let (v, es) = (data.view, data.dtype.size());
+        let mut out = vec![DType::POISON_BYTE; v.out_alloc() * es];
+        for r in 0..v.tokens {
+            let (from, to) = (r * v.hidden * es, v.out_index(r, 0) * es);
+            out[to..to + v.hidden * es].copy_from_slice(&dense[from..from + v.hidden * es]);
+        }
+        out
+    }
+
+    #[test]
+    fn a_byte_written_outside_the_output_view_fails_it() {
+        for dt in DType::ALL {
+            let (dense, reference) = setup(dt);
+            let view = dense.view.with_out(Some(67), 3, dt).unwrap();
+            let p = RowProblem::new(view, dt, Some(4));
+            let data = HostData::generate(&crate::workload::rmsnorm::RmsNorm, &p, 11);
+            let out = in_view(&data, &reference);
+            let v = against_reference(&out, &data, Layout::View);
+            assert!(v.passed, "{dt}: {:?}", v.failure);
+            assert_eq!(v.written_outside, 0);
+            // the same bytes read densely are another layout: wrong
+            assert!(!against_reference(&out, &data, Layout::Dense).passed);
+            let es = dt.size();
+            // before the first row, after rows 0 and 4 (the allocation ends with the last row)
+            assert_eq!(out.len(), view.out_index(view.tokens - 1, view.hidden) * es);
+            let gaps = [
+                view.out_index(0, view.hidden),
+                view.out_index(4, view.hidden),
+            ];
+            for at in [es, gaps[0] * es, gaps[1] * es + 1] {
+                let mut bad = out.clone();
+                bad[at] ^= 0x5a;
+                let v = against_reference(&bad, &data, Layout::View);
+                assert!(!v.passed, "{dt}: a byte at {at} outside the view passed");
+                assert_eq!(v.written_outside, 1, "{dt} at {at}");
+                assert_eq!(
+                    v.beyond_tolerance + v.unwritten,
+                    0,
+                    "{dt}: the view itself is right"
+                );
+                assert!(
+                    v.failure
+                        .unwrap()
+                        .contains("1 bytes outside the output view written")
+                );
+            }
+        }
     }
 }

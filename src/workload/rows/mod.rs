@@ -18,9 +18,9 @@ mod view;
 pub use catalogue::{RowShape, RowVariant};
 pub use config::{BuildConfig, MAX_SLOT_BYTES};
 pub use data::{HostData, uniform_vector};
-pub use judge::{against_baseline, against_reference};
+pub use judge::{Layout, against_baseline, against_reference, written_outside};
 pub use params::{DeviceData, RowParams, rotation_sets, row_chunk, row_map, tiles};
-pub use view::View;
+pub use view::{OutLayout, View};
 
 use super::{
     Bound, Build, Case, Grid, KernelSource, Problem, ProblemFlags, Refs, Traffic, Walk, Workload,
@@ -90,8 +90,12 @@ impl Problem for RowProblem {
 
     fn label(&self) -> String {
         let v = &self.view;
+        let out = match v.out {
+            Some(o) => format!("; output row stride {}, offset {}", o.row_stride, o.offset),
+            None => String::new(),
+        };
         format!(
-            "{} {} x {} (row stride {}, offset {}), tiles of {} rows",
+            "{} {} x {} (row stride {}, offset {}{out}), tiles of {} rows",
             self.dtype, v.tokens, v.hidden, v.row_stride, v.offset, self.tile_rows
         )
     }
@@ -115,13 +119,15 @@ impl Rows {
 }
 
 /// The flags a row problem takes.
-const FLAGS: [&str; 7] = [
+const FLAGS: [&str; 9] = [
     "--dtype",
     "--tokens",
     "--hidden",
     "--row-stride",
     "--offset",
     "--alloc",
+    "--out-row-stride",
+    "--out-offset",
     "--tile-rows",
 ];
 
@@ -163,7 +169,8 @@ impl Workload for Rows {
             f.offset.unwrap_or(0),
             f.alloc,
             dtype,
-        )?;
+        )?
+        .with_out(f.out_row_stride, f.out_offset.unwrap_or(0), dtype)?;
         BuildConfig::checked(dtype, hidden, f.tile_rows)?;
         Ok(RowProblem::new(view, dtype, f.tile_rows))
     }
@@ -177,6 +184,8 @@ impl Workload for Rows {
             ("--row-stride", v.row_stride.to_string()),
             ("--offset", v.offset.to_string()),
             ("--alloc", v.alloc.to_string()),
+            ("--out-row-stride", v.out_layout().row_stride.to_string()),
+            ("--out-offset", v.out_layout().offset.to_string()),
             ("--tile-rows", p.tile_rows.to_string()),
         ]
         .into_iter()
@@ -291,7 +300,7 @@ impl Workload for Rows {
     fn judge(&self, out: &[u8], x: &HostData, refs: Refs) -> Vec<Verdict> {
         vec![match refs.twin {
             Some((b, bv)) => against_baseline(out, x, b, &bv[0]),
-            None => against_reference(out, x),
+            None => against_reference(out, x, Layout::View),
         }]
     }
 
@@ -338,6 +347,18 @@ impl Workload for Rows {
                 let view = View::new(1, h, None, 0, None, dtype)?;
                 BuildConfig::checked(dtype, h, None)?;
                 groups.push((format!("{dtype} h{h}"), RowProblem::new(view, dtype, None)));
+            }
+            // f16 takes bf16's paths (2-byte elements) everywhere but the conversion
+            let views = if dtype == DType::F16 {
+                Vec::new()
+            } else {
+                cases::misaligned_groups(hidden[0], dtype)?
+            };
+            for (tag, view) in views {
+                groups.push((
+                    format!("{dtype} h{} {tag}", hidden[0]),
+                    RowProblem::new(view, dtype, None),
+                ));
             }
         }
         Ok(groups)

@@ -1,7 +1,7 @@
-//! A row problem on the device: X (with any gaps of its allocation), the dense Y, the compute
-//! body's per-column vector; the kernel parameters of a launch (`struct RowParams` in
-//! kernels/common/rows.cuh), the tensor map of a row tile, and the rotated copies that make every
-//! timed launch read device memory.
+//! A row problem on the device: X (with any gaps of its allocation), Y's allocation (its view's
+//! rows and gaps), the compute body's per-column vector; the kernel parameters of a launch
+//! (`struct RowParams` in kernels/common/rows.cuh), the tensor maps of row tiles, and the rotated
+//! copies that make every timed launch read device memory.
 
 use super::catalogue::{self, RowVariant};
 use super::{HostData, RowBody, RowProblem, View};
@@ -25,7 +25,8 @@ pub struct RowParams {
     pub row_stride: i64,
     pub tokens: i32,
     pub ntiles: i32,
-    pub reserved: [u64; 7],
+    pub y_row_stride: i64,
+    pub reserved: [u64; 6],
 }
 const _: () = assert!(std::mem::size_of::<RowParams>() == 256);
 
@@ -40,6 +41,50 @@ pub fn row_chunk(hidden: usize, dtype: DType) -> Option<usize> {
     (1..=256usize.min(hidden)).rev().find(|&c| {
         hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(16) && hidden / c <= 256
     })
+}
+
+/// Elements a box of a window map holds: the largest divisor of hidden that fits a box (<= 256)
+/// and lands at 128-byte-aligned places (a tensor copy's shared-memory address must be), so that a
+/// row is whole boxes.
+pub fn window_chunk(hidden: usize, dtype: DType) -> Option<usize> {
+    (1..=256usize.min(hidden))
+        .rev()
+        .find(|&c| hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(128))
+}
+
+/// The rank-2 map of a view whose rows start inside 16-byte chunks (X_WINDOW TMA): from the chunk
+/// that holds the view's first element (a map's base must be 16-byte aligned, a box's start need
+/// not be), {that element's offset in its chunk + hidden, tokens} at the view's row stride, and a
+/// box of `window_chunk` elements of one row. The kernel places each box at the row's offset as
+/// its coordinate, so one descriptor describes every row. `row_stride_bytes_override` exists for
+/// the wrong-stride control alone.
+pub fn window_map(
+    view: &View,
+    dtype: DType,
+    x_base: u64,
+    row_stride_bytes_override: Option<u64>,
+) -> Result<TensorMapSpec, String> {
+    let es = dtype.size() as u64;
+    let first = x_base + view.offset as u64 * es;
+    let chunk = window_chunk(view.hidden, dtype).ok_or_else(|| {
+        format!(
+            "hidden {} has no divisor <= 256 of whole 128-byte units (a box lands 128-byte aligned), so a row is not whole boxes",
+            view.hidden
+        )
+    })?;
+    let spec = TensorMapSpec {
+        dtype,
+        base_addr: first & !15,
+        dims: vec![(first % 16) / es + view.hidden as u64, view.tokens as u64],
+        strides_bytes: vec![row_stride_bytes_override.unwrap_or(view.row_stride as u64 * es)],
+        box_dims: vec![chunk as u32, 1],
+        element_strides: vec![1, 1],
+        swizzle: Swizzle::None,
+        l2_promotion: L2Promotion::B256,
+        oob_fill: OobFill::Zero,
+    };
+    spec.validate()?;
+    Ok(spec)
 }
 
 /// The rank-3 map of the view {chunk, hidden/chunk, tokens} whose box is one tile of `tile_rows`
@@ -81,6 +126,20 @@ pub fn row_map(
     Ok(spec)
 }
 
+/// Device bytes that hold an allocation of `bytes`: whole 16-byte chunks, as every CUDA allocation
+/// (256-byte aligned, sizes rounded up to its granule) and PyTorch's caching allocator (512-byte
+/// blocks) do, so that a window's last chunk, which holds the last byte of a row, lies inside.
+pub fn device_bytes(bytes: usize) -> usize {
+    bytes.next_multiple_of(16)
+}
+
+/// X's allocation on the device, `host` copied into its first bytes.
+fn upload_x(gpu: &Gpu, host: &[u8]) -> Result<DevBuf> {
+    let mut x = gpu.alloc(device_bytes(host.len()), "the input X")?;
+    gpu.write_at(&mut x, 0, host)?;
+    Ok(x)
+}
+
 /// One row problem's buffers on the device, and the rotated copies timing adds.
 pub struct DeviceData {
     pub problem: RowProblem,
@@ -94,14 +153,14 @@ pub struct DeviceData {
 
 impl DeviceData {
     pub fn upload(gpu: &Gpu, data: &HostData) -> Result<DeviceData> {
-        let out_bytes = data.view.elements() * data.dtype.size();
+        let out_bytes = data.view.out_alloc() * data.dtype.size();
         Ok(DeviceData {
             problem: RowProblem {
                 view: data.view,
                 dtype: data.dtype,
                 tile_rows: data.tile_rows,
             },
-            x: gpu.upload(&data.x, "the input X")?,
+            x: upload_x(gpu, &data.x)?,
             y: gpu.alloc(out_bytes, "the output Y")?,
             aux: if data.aux.is_empty() {
                 None
@@ -125,7 +184,7 @@ impl DeviceData {
     ) -> Result<DeviceData> {
         let (view, dtype) = (p.view, p.dtype);
         let row_bytes = view.hidden * dtype.size();
-        let contiguous = view.offset == 0 && view.row_stride == view.hidden;
+        let contiguous = view.offset == 0 && view.row_stride == view.hidden && view.out.is_none();
         let rows = (block_bytes / row_bytes).clamp(1, view.tokens);
         if !contiguous || rows == view.tokens {
             return Self::upload(gpu, &HostData::generate(body, p, seed));
@@ -150,7 +209,7 @@ impl DeviceData {
     /// them: the same buffers, fewer rows.
     pub fn shrink_to(&mut self, p: &RowProblem) -> bool {
         let (v, q) = (&self.problem.view, &p.view);
-        let dense = |v: &View| v.offset == 0 && v.row_stride == v.hidden;
+        let dense = |v: &View| v.offset == 0 && v.row_stride == v.hidden && v.out.is_none();
         let fits = dense(v)
             && dense(q)
             && (q.hidden, p.dtype, p.tile_rows)
@@ -162,7 +221,7 @@ impl DeviceData {
         fits
     }
 
-    /// Kernel parameters for `v` on this data: pointers, shape, and for TMA the tensor map
+    /// Kernel parameters for `v` on this data: pointers, shapes, and for TMA the tensor map
     /// (with the wrong stride for that control).
     pub fn params(&self, gpu: &Gpu, v: &RowVariant, ctl: Ctl) -> Result<RowParams> {
         params_on(
@@ -180,12 +239,12 @@ impl DeviceData {
     pub fn rotated(&mut self, gpu: &Gpu, v: &RowVariant, ctl: Ctl) -> Result<Vec<RowParams>> {
         let (view, es) = (self.problem.view, self.problem.dtype.size());
         let x_bytes = View::extent(view.tokens, view.hidden, view.row_stride, view.offset) * es;
-        let y_bytes = view.elements() * es;
+        let y_bytes = view.out_alloc() * es;
         self.rot
-            .retain(|(x, y)| x.len() == x_bytes && y.len() == y_bytes);
+            .retain(|(x, y)| x.len() == device_bytes(x_bytes) && y.len() == y_bytes);
         let want = rotation_sets(gpu.info.l2_bytes as usize, x_bytes + y_bytes);
         while self.rot.len() + 1 < want {
-            let mut x = gpu.alloc(x_bytes, "a rotated input copy")?;
+            let mut x = gpu.alloc(device_bytes(x_bytes), "a rotated input copy")?;
             gpu.copy(&self.x, &mut x, x_bytes)?;
             self.rot.push((x, gpu.alloc(y_bytes, "a rotated output")?));
         }
@@ -219,18 +278,22 @@ fn params_on(
     let mut k = RowParams {
         ctl,
         x: gpu.ptr(x) + view.offset as u64 * es,
-        y: gpu.ptr(y),
+        y: gpu.ptr(y) + view.out_layout().offset as u64 * es,
         aux: aux.map_or(0, |a| gpu.ptr(a)),
         row_stride: view.row_stride as i64,
         tokens: view.tokens as i32,
         ntiles: tiles(view, cfg.tile_rows) as i32,
+        y_row_stride: view.out_layout().row_stride as i64,
         ..RowParams::default()
     };
     if v.mechanism == Mechanism::Tma {
         let wrong =
             (v.control == Some(Control::WrongStride)).then(|| view.row_stride as u64 * es - 16);
-        let spec =
-            row_map(view, dtype, cfg.tile_rows, gpu.ptr(x), wrong).map_err(Error::TensorMap)?;
+        let spec = match v.shape.x_window {
+            true => window_map(view, dtype, gpu.ptr(x), wrong),
+            false => row_map(view, dtype, cfg.tile_rows, gpu.ptr(x), wrong),
+        }
+        .map_err(Error::TensorMap)?;
         k.tensor_map = gpu::encode_tensor_map(&spec)?;
     }
     Ok(k)
@@ -312,6 +375,45 @@ mod tests {
         assert!(ok.validate().is_ok());
     }
 
+    /// A view whose rows start inside a chunk: the map starts at that chunk and is wide enough for
+    /// the row at its offset; the box is a row's part. Rows of more than one offset (a row stride
+    /// off whole chunks) have no map, and the rule is named.
+    #[test]
+    fn window_maps_start_at_the_chunk_and_keep_the_row_stride() {
+        for (dt, offset, phase) in [
+            (DType::Bf16, 17, 1),
+            (DType::Bf16, 7, 7),
+            (DType::F32, 3, 3),
+        ] {
+            let v = View::new(4099, 3072, Some(3200), offset, None, dt).unwrap();
+            let es = dt.size() as u64;
+            let base = 0x7f00_0000_0000;
+            let s = window_map(&v, dt, base, None).unwrap();
+            assert_eq!(s.base_addr, (base + offset as u64 * es) & !15);
+            assert_eq!(
+                s.base_addr + phase * es,
+                base + offset as u64 * es,
+                "{dt} {offset}"
+            );
+            assert_eq!(s.dims, vec![phase + 3072, 4099]);
+            assert_eq!(s.strides_bytes, vec![3200 * es]);
+            assert_eq!(s.box_dims, vec![256, 1]);
+            let wrong = window_map(&v, dt, base, Some(3200 * es - 16)).unwrap();
+            assert_eq!(wrong.strides_bytes, vec![3200 * es - 16]);
+            let every = View::new(4099, 3072, Some(3073), offset, None, dt).unwrap();
+            let e = window_map(&every, dt, base, None).unwrap_err();
+            assert!(e.contains("multiple of 16"), "{e}");
+        }
+        assert_eq!(window_chunk(3072, DType::F32), Some(256));
+        assert_eq!(window_chunk(96, DType::F32), Some(96));
+        assert_eq!(window_chunk(192, DType::Bf16), Some(192));
+        // 1544 = 8 x 193: no part of a row of it is a whole number of 128-byte units
+        assert_eq!(window_chunk(1544, DType::Bf16), None);
+        let odd = View::new(9, 1544, None, 1, None, DType::Bf16).unwrap();
+        let e = window_map(&odd, DType::Bf16, 0, None).unwrap_err();
+        assert!(e.contains("128-byte"), "{e}");
+    }
+
     #[test]
     fn offset_that_breaks_alignment_is_named() {
         let v = View::new(10, 4096, None, 3, None, DType::Bf16).unwrap();
@@ -332,13 +434,15 @@ mod tests {
 
     #[test]
     fn the_row_params_match_the_kernels_layout() {
-        // offsets in kernels/common/rows.cuh: tensor map 0, ctl 128, x 160, row_stride 184
+        // offsets in kernels/common/rows.cuh: tensor map 0, ctl 128, x 160, row_stride 184,
+        // y_row_stride 200
         let p = RowParams::default();
         let base = &p as *const RowParams as usize;
         assert_eq!(&p.ctl as *const Ctl as usize - base, 128);
         assert_eq!(&p.x as *const u64 as usize - base, 160);
         assert_eq!(&p.row_stride as *const i64 as usize - base, 184);
         assert_eq!(&p.ntiles as *const i32 as usize - base, 196);
+        assert_eq!(&p.y_row_stride as *const i64 as usize - base, 200);
         assert_eq!(std::mem::align_of::<RowParams>(), 64);
     }
 

@@ -2,7 +2,7 @@
 //! compute body's vector, validated against the f64 reference as tilepipe's baseline is, timed as
 //! bandwidth beside the copy ceiling and `sync`.
 
-use super::{HostData, against_reference};
+use super::{HostData, Layout, against_reference};
 use crate::peers::{Subject, TorchRequest};
 use crate::results::{Peer, Perf, gbps};
 use serde_json::{Value, json};
@@ -54,7 +54,7 @@ impl Subject for RowSubject<'_> {
     }
 
     fn judge(&self, out: &[u8]) -> (String, Option<String>) {
-        let v = against_reference(out, self.data);
+        let v = against_reference(out, self.data, Layout::Dense);
         let checked = format!(
             "{} on every element: rel L2 {:.2e}, max abs error {:.2e}, {} beyond tolerance, {} NaN",
             v.checked_against,
