@@ -30,9 +30,12 @@ struct __align__(64) AttnParams {
     int q_tiles;          // tiles of BM query rows in one head
     int causal;           // 1: key j is seen by query i only where j <= i
     float scale_log2;     // the softmax scale x log2(e): scores go through exp2
-    u32 reserved[3];
-    u64 map_k[16];        // CUtensorMaps (TMA only): K and V as {D, seqlen, heads}, boxes {64, BN, 1}
-    u64 map_v[16];
+    u32 reserved[9];      // up to offset 128, where the tensor maps start
+    // CUtensorMaps (TMA only): K and V as {D, seqlen, heads}, boxes {64, BN, 1}. A map must start
+    // 64-byte aligned in param space (CUtensorMap is alignas(128) from CUDA 13): a tensor copy or
+    // prefetch naming a map at another offset faults the launch (CUDA_ERROR_MISALIGNED_ADDRESS).
+    __align__(64) u64 map_k[16];
+    __align__(64) u64 map_v[16];
 };
 static_assert(sizeof(AttnParams) == 384, "host and device disagree on AttnParams");
 

@@ -26,13 +26,17 @@ pub struct AttnParams {
     pub q_tiles: i32,
     pub causal: i32,
     pub scale_log2: f32,
-    pub reserved: [u32; 3],
-    /// CUtensorMaps of K and V (TMA variants; zeros otherwise).
+    pub reserved: [u32; 9],
+    /// CUtensorMaps of K and V (TMA variants; zeros otherwise), each 64-byte aligned in the
+    /// kernel's param space as TMA requires (a map at offset 104 faulted every launch).
     pub map_k: [u64; 16],
     pub map_v: [u64; 16],
-    pub tail: [u64; 3],
 }
 const _: () = assert!(std::mem::size_of::<AttnParams>() == 384);
+const _: () = assert!(
+    std::mem::offset_of!(AttnParams, map_k) == 128
+        && std::mem::offset_of!(AttnParams, map_v) == 256
+);
 
 impl AttnParams {
     pub fn new(p: &Problem, (q, k, v, o, zeros): (u64, u64, u64, u64, u64), ctl: Ctl) -> Self {

@@ -361,6 +361,9 @@ mod tests {
         assert_eq!((w.blocks, w.steps, w.longest), (224, 112 * 64, 32));
         // without split-K a block per tile
         let plain = gemm.walk(&variant(4, Build::PLAIN), &p, 12);
-        assert_eq!((plain.blocks, plain.steps, plain.longest), (12, 12 * 16, 16));
+        assert_eq!(
+            (plain.blocks, plain.steps, plain.longest),
+            (12, 12 * 16, 16)
+        );
     }
 }
