@@ -52,7 +52,7 @@
 #define CTL_NO_RESCALE 14        // attention: O is not rescaled when a row's maximum moves (a numerical control)
 #define CTL_MASK_SHIFTED 15      // attention: the causal mask shows each query one key more (a numerical control)
 #define CTL_WINDOW_SHIFT 16      // row windows: a row that starts inside a chunk is read one element late in its slot (numerical)
-#define CTL_COORD_UNMOVED 17     // row windows: TMA's map from the aligned base, its coordinate left at 0 (numerical)
+#define CTL_WINDOW_UNSHIFTED 17  // row windows: a row that starts inside a chunk read from its window's start (numerical)
 
 // The part of every workload's Params that the pipeline itself uses. The host mirrors it
 // (engine::Ctl); both sides assert its size.

@@ -10,8 +10,10 @@
 // and after the row in its first and last chunk are read, never written back; a unit that holds no
 // byte of the row reads nothing and lands as zeros), one window a slot row, and the compute body
 // reads the row at its offset inside the window (common/align.cuh); TMA describes X from an
-// aligned base with the row's offset as a coordinate and lands rows dense; direct loads the chunks
-// in place. With Y_SPLIT the stores of a row that starts inside a chunk are split into the aligned
+// aligned base and lands each row's boxes from its aligned chunk on, one box more than the row's
+// (a box must start 16-byte aligned, measured: a box at the row's offset is an illegal
+// instruction), read at the row's offset like the copies' windows; direct loads the chunks in
+// place. With Y_SPLIT the stores of a row that starts inside a chunk are split into the aligned
 // pieces of the row alone.
 //
 // Set by tilepipe with -D: DTYPE, HIDDEN (elements per row, HIDDEN * size % 16 == 0), TILE_ROWS,
@@ -31,11 +33,21 @@
 static_assert(!X_WINDOW || (MECH != MECH_SYNC && MECH != MECH_REGPREFETCH), "register staging narrows its copies instead");
 // The copies land windows (a chunk more a slot row than the row has), read at the row's offset.
 #define WINDOW_SLOT (X_WINDOW && MECH != MECH_TMA && MECH != MECH_DIRECT)
-// The compute body reads each row at its offset inside a pair of chunks (TMA lands rows dense).
-#define X_SHIFT (X_WINDOW && MECH != MECH_TMA)
+// TMA lands windows of whole boxes: one box more a slot row than the row has.
+#define TMA_WINDOW (X_WINDOW && MECH == MECH_TMA)
+// The compute body reads each row at its offset inside a pair of chunks.
+#define X_SHIFT X_WINDOW
 
 #define ROW_BYTES (HIDDEN * ESIZE)
-#define SLOT_PITCH (ROW_BYTES + (WINDOW_SLOT ? 16 : 0))  // bytes between rows of a slot
+#if TMA_WINDOW
+#ifndef TMA_CHUNK
+#error "no part of a row of HIDDEN elements is a box of whole 128-byte units (run refuses TMA on such a view)"
+#endif
+#define WINDOW_PAD (TMA_CHUNK * ESIZE)
+#else
+#define WINDOW_PAD (WINDOW_SLOT ? 16 : 0)
+#endif
+#define SLOT_PITCH (ROW_BYTES + WINDOW_PAD)  // bytes between rows of a slot
 #define NVEC_ROW (HIDDEN / VEC)  // 16-byte vectors per row
 #define UNITS_ROW (SLOT_PITCH / COPY_BYTES)  // copy units per slot row
 static_assert(HIDDEN % VEC == 0, "a row must be a whole number of 16-byte vectors");
@@ -117,7 +129,8 @@ struct RowTiles {
 
     // Row r of tile t as the compute body reads it from `slot`: a staged slot's row (a window,
     // read at the row's offset in X's chunks), or read in place (IN_PLACE, pipeline/pipeline.cuh:
-    // direct), X's own row. CTL_WINDOW_SHIFT reads every shifted row one element late.
+    // direct), X's own row. CTL_WINDOW_SHIFT reads every shifted row one element late,
+    // CTL_WINDOW_UNSHIFTED from its window's start.
     template <bool IN_PLACE_>
     __device__ __forceinline__ RowRead row_read(const unsigned char* slot, int t, int r) const {
         const unsigned char* row = slot + (IN_PLACE_ ? r * p.row_stride * ESIZE : (long long)r * SLOT_PITCH);
@@ -129,6 +142,7 @@ struct RowTiles {
             shift = offset_in_chunk(tile_src(t) + r * p.row_stride);
         }
         if (CONTROL == CTL_WINDOW_SHIFT && shift) shift = (shift + ESIZE) & 15U;
+        if (CONTROL == CTL_WINDOW_UNSHIFTED) shift = 0;
         return {reinterpret_cast<const uint4*>(row), shift};
     }
 
@@ -204,29 +218,25 @@ struct RowTiles {
     }
 
     __device__ __forceinline__ void tma_prefetch() const { tma_prefetch_descriptor(p.tensor_map); }
-#if X_WINDOW && MECH == MECH_TMA
+#if TMA_WINDOW
     // A rank-2 map {offset in the chunk + HIDDEN, tokens} from the chunk that holds X's first
-    // element (a map's base and row stride must be 16-byte multiples, a box's start need not):
-    // one box of TMA_CHUNK elements per row and chunk of the row, at the row's offset as the
-    // coordinate, each landing dense; no box past the last row. CTL_COORD_UNMOVED keeps the
-    // aligned base's coordinate 0, reading each row from its chunk's start.
-#ifndef TMA_CHUNK
-#error "no part of a row of HIDDEN elements is a box of whole 128-byte units (run refuses TMA on such a view)"
-#endif
+    // element (a map's base and row stride must be 16-byte multiples, and so must a box's start):
+    // boxes of TMA_CHUNK elements from each row's chunk on, one more than the row has (the last
+    // one mostly past the map's edge, landing zeros), each row a window of SLOT_PITCH; no box past
+    // the last row. A box lands whole, the part past the edge as zeros, and counts whole.
     static_assert(HIDDEN % TMA_CHUNK == 0, "a row is whole boxes");
     static_assert(ROW_BYTES % 128 == 0 && TMA_CHUNK * ESIZE % 128 == 0, "every box lands 128-byte aligned");
-    __device__ __forceinline__ u32 tma_bytes(int k) const { return tile_rows(tile(k)) * ROW_BYTES; }
+    __device__ __forceinline__ u32 tma_bytes(int k) const { return tile_rows(tile(k)) * SLOT_PITCH; }
     __device__ __forceinline__ void tma_load(void* slot, int k, u64* bar) const {
         const int t = tile(k), rows = tile_rows(t);
-        const int c0 = CONTROL == CTL_COORD_UNMOVED ? 0 : (int)offset_in_chunk(p.x) / ESIZE;
         const u64 policy = L2_EVICT_LAST ? l2_evict_last_policy() : 0;
 #pragma unroll 1
         for (int r = 0; r < rows; ++r) {
 #pragma unroll 4
-            for (int j = 0; j < HIDDEN / TMA_CHUNK; ++j) {
-                void* dst = static_cast<char*>(slot) + r * ROW_BYTES + j * TMA_CHUNK * ESIZE;
-                if (L2_EVICT_LAST) tma_load_2d_hint(dst, p.tensor_map, c0 + j * TMA_CHUNK, t * TILE_ROWS + r, bar, policy);
-                else tma_load_2d(dst, p.tensor_map, c0 + j * TMA_CHUNK, t * TILE_ROWS + r, bar);
+            for (int j = 0; j <= HIDDEN / TMA_CHUNK; ++j) {
+                void* dst = static_cast<char*>(slot) + r * SLOT_PITCH + j * TMA_CHUNK * ESIZE;
+                if (L2_EVICT_LAST) tma_load_2d_hint(dst, p.tensor_map, j * TMA_CHUNK, t * TILE_ROWS + r, bar, policy);
+                else tma_load_2d(dst, p.tensor_map, j * TMA_CHUNK, t * TILE_ROWS + r, bar);
             }
         }
     }

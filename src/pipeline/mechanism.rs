@@ -169,9 +169,9 @@ pub enum Control {
     /// Row windows: a row that starts inside a 16-byte chunk is read one element late in its slot
     /// (a numerical control).
     WindowShift,
-    /// Row windows: TMA's map starts at the aligned chunk but the box's coordinate is not moved by
-    /// the row's offset in it (a numerical control).
-    CoordUnmoved,
+    /// Row windows: TMA lands each row's window from its aligned chunk, but the row is read from
+    /// the window's start, its offset in the chunk not applied (a numerical control).
+    WindowUnshifted,
 }
 
 impl Control {
@@ -196,7 +196,7 @@ impl Control {
             Control::NoRescale => 14,
             Control::MaskShifted => 15,
             Control::WindowShift => 16,
-            Control::CoordUnmoved => 17,
+            Control::WindowUnshifted => 17,
         }
     }
 
@@ -236,8 +236,8 @@ impl Control {
             Control::WindowShift => {
                 "a row that starts inside a 16-byte chunk read one element late in its window"
             }
-            Control::CoordUnmoved => {
-                "tensor map based at the aligned chunk, its box coordinate not moved by the row's offset"
+            Control::WindowUnshifted => {
+                "a row that starts inside a 16-byte chunk read from its TMA window's start, its offset not applied"
             }
         }
     }

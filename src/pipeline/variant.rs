@@ -248,14 +248,14 @@ impl<S> Variant<S> {
 
     /// A control whose broken protocol can fault the device; it runs in processes of its own so
     /// a fault cannot take the suite's context down. On the mbarrier ring every control but a
-    /// tensor map describing the wrong bytes (a wrong stride, an unmoved coordinate) can: a transaction count driven below zero, a barrier re-armed
+    /// tensor map describing the wrong bytes (a wrong stride, a window read unshifted) can: a transaction count driven below zero, a barrier re-armed
     /// while its last phase is pending, a block leaving with copies still in flight or a phase
     /// that never completes (a box smaller than announced faulted the H200 on every run).
     pub fn may_fault(&self) -> bool {
         self.mechanism.uses_mbarrier_ring()
             && self
                 .control
-                .is_some_and(|c| !matches!(c, Control::WrongStride | Control::CoordUnmoved))
+                .is_some_and(|c| !matches!(c, Control::WrongStride | Control::WindowUnshifted))
     }
 
     pub fn is_control(&self) -> bool {

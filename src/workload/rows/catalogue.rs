@@ -160,7 +160,7 @@ pub fn controls() -> Vec<RowVariant> {
         Variant::control(tma.clone(), NoExpectTx, "ctl-tma-no-expect-tx"),
         Variant::control(tma.clone(), WrongStride, "ctl-tma-wrong-stride"),
         Variant::control(cp2, WindowShift, "ctl-cpasync-window-shift"),
-        Variant::control(tma, CoordUnmoved, "ctl-tma-coord-unmoved"),
+        Variant::control(tma, WindowUnshifted, "ctl-tma-window-unshifted"),
     ]
 }
 
@@ -174,11 +174,16 @@ pub fn config(v: &RowVariant, cfg: &BuildConfig) -> BuildConfig {
         Some(kib) => BuildConfig::rows_for(cfg.hidden, cfg.dtype, kib),
         None => cfg.tile_rows,
     };
-    let staged = !matches!(v.mechanism, Mechanism::Tma | Mechanism::Direct);
+    let window_pad = match (v.shape.x_window, v.mechanism) {
+        (false, _) | (true, Mechanism::Direct) => 0,
+        (true, Mechanism::Tma) => window_chunk(cfg.hidden, cfg.dtype)
+            .map_or(0, |chunk| (chunk * cfg.dtype.size()) as u32),
+        (true, _) => 16,
+    };
     BuildConfig {
         tile_rows,
         consumers: cfg.consumers * v.shape.split / v.shape.fold,
-        window_slot: v.shape.x_window && staged,
+        window_pad,
         ..*cfg
     }
 }
@@ -228,7 +233,7 @@ pub fn completion(v: &RowVariant, cfg: &BuildConfig) -> String {
     if v.shape.x_window {
         protocol.push_str(match v.mechanism {
             Mechanism::Tma => {
-                "; rows that start inside a 16-byte chunk: one map from the chunk of the view's first element, a box a row's chunk of the row placed at its offset"
+                "; rows that start inside a 16-byte chunk: one map from the chunk of the view's first element, each row's boxes from its aligned chunk (one box more than the row), read at its offset in the slot"
             }
             Mechanism::Direct => {
                 "; rows that start inside a 16-byte chunk: aligned 16-byte loads, shifted to the row in registers"

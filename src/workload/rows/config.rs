@@ -19,10 +19,10 @@ pub struct BuildConfig {
     /// Threads that compute (the block, plus one producer warp when warp-specialised).
     pub consumers: u32,
     pub instrument: Instrument,
-    /// Slot rows hold windows: a 16-byte chunk more than the row (`WINDOW_SLOT`,
-    /// kernels/common/rows.cuh).
+    /// Bytes a slot row holds beyond the row where it holds a window (`WINDOW_PAD`,
+    /// kernels/common/rows.cuh): a 16-byte chunk for the copies, a box for TMA; 0 for rows.
     #[serde(default)]
-    pub window_slot: bool,
+    pub window_pad: u32,
 }
 
 impl BuildConfig {
@@ -73,7 +73,7 @@ impl BuildConfig {
             tile_rows: tile_rows.unwrap_or_else(|| Self::default_tile_rows(hidden, dtype)),
             consumers: Self::DEFAULT_CONSUMERS,
             instrument: Instrument::CLEAN,
-            window_slot: false,
+            window_pad: 0,
         }
     }
 
@@ -83,7 +83,7 @@ impl BuildConfig {
 
     /// Bytes of one slot (rounded to 128 as the kernel does).
     pub fn slot_bytes(&self) -> u32 {
-        let pitch = self.row_bytes() + if self.window_slot { 16 } else { 0 };
+        let pitch = self.row_bytes() + self.window_pad;
         (self.tile_rows as u32 * pitch).div_ceil(128) * 128
     }
 }

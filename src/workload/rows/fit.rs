@@ -57,6 +57,14 @@ pub fn fit(v: &RowVariant, views: &[View], cfg: &BuildConfig) -> RowVariant {
 pub fn can_implement(v: &RowVariant, view: &View, cfg: &BuildConfig) -> Result<(), String> {
     let es = cfg.dtype.size();
     if v.shape.x_window {
+        if v.mechanism == Mechanism::Cpasync && v.l2_evict_last {
+            return Err(
+                "NVRTC 13.0 builds a window's cp.async with an L2 policy as an LDGSTS whose uniform operands are \
+                 registers nothing wrote, an illegal instruction on sm_90 (measured on H100 and H200); \
+                 cp.async without the policy reads this view"
+                    .into(),
+            );
+        }
         if v.mechanism == Mechanism::Tma && !(cfg.row_bytes() as usize).is_multiple_of(128) {
             return Err(format!(
                 "rows of {} B: a tensor copy lands at a 128-byte-aligned shared address, and the boxes of rows \
@@ -118,7 +126,7 @@ pub fn can_implement(v: &RowVariant, view: &View, cfg: &BuildConfig) -> Result<(
         Some(Control::WrongStride) if view.row_stride < view.hidden + 16 / es => {
             Err("the wrong-stride control needs a view strided by at least 16 bytes".into())
         }
-        Some(Control::WindowShift | Control::CoordUnmoved) if view.rows_aligned(cfg.dtype) => {
+        Some(Control::WindowShift | Control::WindowUnshifted) if view.rows_aligned(cfg.dtype) => {
             Err(format!(
                 "the {} control needs rows that start inside a 16-byte chunk (its fault is in their offset)",
                 v.name
@@ -231,9 +239,10 @@ mod tests {
         (ok, no)
     }
 
-    /// The issue's views: offsets of 1, 2, 3 and 7 elements at a whole-chunk row stride take every
-    /// row variant; row strides of hidden + 1 and + 3 take all but TMA, which names its rule.
-    /// Unfitted, the same variants are refused (the fit is what takes the view).
+    /// Offsets of 1, 2, 3 and 7 elements at a whole-chunk row stride take every row variant but
+    /// the evict-last cp.async, refused with the toolchain's fault; row strides of hidden + 1 and
+    /// + 3 take all but TMA, which names its rule, and that one. Unfitted, the same variants are
+    /// refused (the fit is what takes the view).
     #[test]
     fn every_variant_takes_rows_inside_chunks_and_tma_one_row_stride() {
         for dt in [DType::Bf16, DType::F32] {
@@ -241,7 +250,8 @@ mod tests {
             for offset in [1, 2, 3, 7] {
                 let view = View::new(4099, 3072, Some(3200), offset, None, dt).unwrap();
                 let (ok, no) = taken(&view, dt);
-                assert_eq!((ok.len(), &no), (all, &vec![]), "{dt} offset {offset}");
+                assert_eq!(ok.len(), all - 1, "{dt} offset {offset}: {no:?}");
+                assert!(no[0].0.ends_with("-el") && no[0].1.contains("illegal instruction"));
                 let refused = catalogue::catalogue()
                     .iter()
                     .filter(|v| can_implement(v, &view, &config_of(v, dt, 3072)).is_err())
@@ -254,11 +264,11 @@ mod tests {
             for extra in [1, 3] {
                 let view = View::new(4099, 3072, Some(3072 + extra), 0, None, dt).unwrap();
                 let (ok, no) = taken(&view, dt);
-                for (name, why) in &no {
+                for (name, why) in no.iter().filter(|(n, _)| !n.starts_with("cpasync")) {
                     assert!(name.starts_with("tma"), "{dt} +{extra}: {name}: {why}");
                     assert!(why.contains("multiple of 16 bytes"), "{why}");
                 }
-                assert_eq!(no.len(), 9, "{dt} +{extra}: the nine TMA variants");
+                assert_eq!(no.len(), 10, "{dt} +{extra}: the nine TMA variants and -el");
                 for prefix in ["cpasync", "bulk", "direct"] {
                     assert!(ok.iter().any(|n| n.starts_with(prefix)), "{prefix}");
                 }
@@ -308,13 +318,13 @@ mod tests {
         let aligned = View::new(64, 4096, Some(4160), 64, None, dt).unwrap();
         let inside = View::new(64, 4096, Some(4160), 65, None, dt).unwrap();
         let every = View::new(64, 4096, Some(4161), 65, None, dt).unwrap();
-        for k in [Control::WindowShift, Control::CoordUnmoved] {
+        for k in [Control::WindowShift, Control::WindowUnshifted] {
             let v = ctl(k);
             let why = can_implement(&fit(&v, &[aligned], &c), &aligned, &c).unwrap_err();
             assert!(why.contains("inside a 16-byte chunk"), "{why}");
             assert_eq!(can_implement(&fit(&v, &[inside], &c), &inside, &c), Ok(()));
         }
-        let tma = fit(&ctl(Control::CoordUnmoved), &[every], &c);
+        let tma = fit(&ctl(Control::WindowUnshifted), &[every], &c);
         assert!(
             can_implement(&tma, &every, &c)
                 .unwrap_err()
