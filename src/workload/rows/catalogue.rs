@@ -176,8 +176,9 @@ pub fn config(v: &RowVariant, cfg: &BuildConfig) -> BuildConfig {
     };
     let window_pad = match (v.shape.x_window, v.mechanism) {
         (false, _) | (true, Mechanism::Direct) => 0,
-        (true, Mechanism::Tma) => window_chunk(cfg.hidden, cfg.dtype)
-            .map_or(0, |chunk| (chunk * cfg.dtype.size()) as u32),
+        (true, Mechanism::Tma) => {
+            window_chunk(cfg.hidden, cfg.dtype).map_or(0, |chunk| (chunk * cfg.dtype.size()) as u32)
+        }
         (true, _) => 16,
     };
     BuildConfig {

@@ -297,9 +297,7 @@ fn windows_and_split_stores_reach_the_kernel_only_where_set() {
             Mechanism::Tma => 256 * c.dtype.size() as u32,
             _ => 16,
         };
-        let want = (plain.tile_rows as u32 * (plain.row_bytes() + pad))
-            .div_ceil(128)
-            * 128;
+        let want = (plain.tile_rows as u32 * (plain.row_bytes() + pad)).div_ceil(128) * 128;
         assert_eq!(wide.slot_bytes(), want, "{}", v.name);
         assert!(completion(&w, &wide).contains("rows that start inside a 16-byte chunk"));
         assert!(!completion(&v, &plain).contains("16-byte chunk"));
