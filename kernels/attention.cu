@@ -2,10 +2,12 @@
 // accumulation, Q, K, V and O each [batch x heads, seqlen, head dim] contiguous. One block per
 // BM query rows of one head; step k of a block is the k-th tile of BN keys, one slot holding that
 // tile's rows of K and of V. Every movement mechanism (kernels/pipeline/) feeds the same compute
-// body: FlashAttention-2's, on mma.sync m16n8k16 (attention/mma.cuh).
+// body: FlashAttention-2's, on mma.sync m16n8k16 (attention/mma.cuh), or with WGMMA on Hopper's
+// warpgroup MMA (attention/wgmma.cuh, TMA rings only); both share its softmax (attention/softmax.cuh).
 //
 // Set by tilepipe with -D: DTYPE (1 f16, 2 bf16), HEAD_DIM (64 | 128), BM (16 query rows per
-// consumer warp), BN, CONSUMERS, and the pipeline's MECH, STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
+// consumer warp), BN, CONSUMERS, WGMMA (0 | 1), and the pipeline's MECH, STAGES, COPY_BYTES, ...
+// (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"
 #include "common/hooks.cuh"
@@ -136,7 +138,11 @@ struct AttnTiles {
 };
 
 #include "pipeline/pipeline.cuh"
+#if WGMMA
+#include "attention/wgmma.cuh"
+#else
 #include "attention/mma.cuh"
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS) tilepipe_attention(const __grid_constant__ AttnParams p) {
     Attention w(p);

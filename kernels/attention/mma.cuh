@@ -1,48 +1,13 @@
-// The attention compute body, FlashAttention-2's: a consumer warp holds 16 query rows of Q as
-// mma.sync A fragments for the whole walk; per key tile it computes S = Q K^T (ldmatrix of K's
-// rows), masks keys past the last and, under a causal mask, keys after the query, keeps each
-// row's running maximum and sum (exp2 of scaled scores), rescales O by how far the maximum moved,
-// and adds P V (P from the score accumulators, repacked as A fragments; V through ldmatrix.trans).
-// The summation order is the same for every mechanism: only movement differs.
+// The attention compute body on mma.sync m16n8k16 (FlashAttention-2's): per key tile, S = Q K^T
+// through ldmatrix of K's rows, the online softmax (attention/softmax.cuh), then O += P V with P
+// repacked as A fragments and V through ldmatrix.trans. The summation order is the same for every
+// mechanism: only movement differs.
 #pragma once
 
-#define SN (BN / 8)  // n8 tiles of scores per key tile
-#define ON (D / 8)   // n8 tiles of O
-#define NEG_INF __int_as_float(0xff800000U)
+#include "attention/softmax.cuh"
 
-struct Attention : AttnTiles {
-    u32 qf[D / 16][4];  // Q's A fragments, one per 16 columns of the head dimension
-    float o[ON][4];     // O, unnormalised
-    float mx[2], sum[2];  // rows lane / 4 and + 8: running maximum (raw score) and this thread's part of the sum
-    int row0;             // the warp's first query row
-
-    // A fragment e of 16 x 16 sits at row lane / 4 (+ 8 for e odd), columns 2 (lane % 4) (+ 8 for
-    // e >= 2) and the next; rows past the last query are zeros.
-    __device__ __forceinline__ Attention(const AttnParams& params) : AttnTiles(params) {
-        const int lane = threadIdx.x & 31;
-        row0 = q0 + (int)(threadIdx.x / 32) * 16;
-        const elem_t* q = p.q + (long long)head * p.seqlen * D;
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int row = row0 + lane / 4 + (e & 1) * 8, col = kk * 16 + lane % 4 * 2 + (e >> 1) * 8;
-                qf[kk][e] = row < p.seqlen ? *reinterpret_cast<const u32*>(q + (long long)row * D + col) : 0U;
-            }
-#pragma unroll
-        for (int j = 0; j < ON; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) o[j][e] = 0.0f;
-        mx[0] = mx[1] = NEG_INF;
-        sum[0] = sum[1] = 0.0f;
-    }
-
-    // Whether key `key` is hidden from query `row`: past the last key, or (causal) after the query.
-    // CTL_MASK_SHIFTED shows each query one key more than the mask allows (a numerical control).
-    __device__ __forceinline__ bool hidden(int row, int key) const {
-        const int shift = CONTROL == CTL_MASK_SHIFTED ? 1 : 0;
-        return key >= p.seqlen || (p.causal && key > row + shift);
-    }
+struct Attention : AttnRows {
+    __device__ __forceinline__ Attention(const AttnParams& params) : AttnRows(params) {}
 
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
@@ -66,46 +31,12 @@ struct Attention : AttnTiles {
                 mma_16816(s[2 * j], qf[kk], b0);
                 mma_16816(s[2 * j + 1], qf[kk], b1);
             }
-        // the rows' new maxima (the four lanes of a row exchange theirs)
-        const int key0 = k * BN + lane % 4 * 2;
-        float top[2] = {mx[0], mx[1]};
-#pragma unroll
-        for (int j = 0; j < SN; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if (hidden(row0 + lane / 4 + e / 2 * 8, key0 + j * 8 + e % 2)) s[j][e] = NEG_INF;
-                top[e / 2] = fmaxf(top[e / 2], s[j][e]);
-            }
-        float scale[2];
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffU, top[h], 1));
-            top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffU, top[h], 2));
-            // a row that has seen no key yet keeps -inf: exp2 of its scores is 0, not NaN
-            const float base = top[h] == NEG_INF ? 0.0f : top[h] * p.scale_log2;
-            scale[h] = ex2_approx(mx[h] * p.scale_log2 - base);
-            mx[h] = top[h];
-            sum[h] *= scale[h];
-#pragma unroll
-            for (int j = 0; j < SN; ++j)
-#pragma unroll
-                for (int e = 0; e < 2; ++e) {
-                    float& x = s[j][2 * h + e];
-                    x = ex2_approx(x * p.scale_log2 - base);
-                    sum[h] += x;
-                }
-        }
-#if CONTROL != CTL_NO_RESCALE
-#pragma unroll
-        for (int j = 0; j < ON; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) o[j][e] *= scale[e / 2];
-#endif
-        // O += P V: P's accumulators of two 8-key tiles are one A fragment of 16 keys
+        softmax(s, k, lane);
+        // O += P V, 16 keys a step
 #pragma unroll
         for (int t = 0; t < SN / 2; ++t) {
-            const u32 pa[4] = {pack2(s[2 * t][0], s[2 * t][1]), pack2(s[2 * t][2], s[2 * t][3]),
-                               pack2(s[2 * t + 1][0], s[2 * t + 1][1]), pack2(s[2 * t + 1][2], s[2 * t + 1][3])};
+            u32 pa[4];
+            p_fragment(pa, s, t);
 #pragma unroll
             for (int j = 0; j < ON / 2; ++j) {
                 u32 r[4];
@@ -114,24 +45,6 @@ struct Attention : AttnTiles {
                 mma_16816(o[2 * j], pa, b0);
                 mma_16816(o[2 * j + 1], pa, b1);
             }
-        }
-    }
-
-    // O / the row's sum, in pairs of adjacent columns; rows past the last query are not stored.
-    __device__ __forceinline__ void finish(int ctid) {
-        const int lane = ctid & 31;
-        elem_t* out = p.o + (long long)head * p.seqlen * D;
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            float total = sum[h];
-            total += __shfl_xor_sync(0xffffffffU, total, 1);
-            total += __shfl_xor_sync(0xffffffffU, total, 2);
-            const int row = row0 + lane / 4 + h * 8;
-            const float inv = total > 0.0f ? 1.0f / total : 0.0f;
-            if (row >= p.seqlen) continue;
-#pragma unroll
-            for (int j = 0; j < ON; ++j)
-                *reinterpret_cast<u32*>(out + (long long)row * D + j * 8 + lane % 4 * 2) = pack2(o[j][2 * h] * inv, o[j][2 * h + 1] * inv);
         }
     }
 };

@@ -262,6 +262,14 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const u32 (&a)[4], cons
 
 // ---- warpgroup MMA (sm_90a): operands read from shared memory through descriptors ----
 
+// A shared-memory matrix descriptor for a 128-byte-swizzled operand: start address, leading and
+// stride byte offsets (each / 16), swizzle mode 1. K-major: 8-row groups 1024 bytes apart (the
+// leading offset is unused). MN-major: 8-row K groups 1024 bytes apart, 64-wide MN chunks `chunk`
+// bytes apart.
+__device__ __forceinline__ u64 smem_desc_sw128(u32 addr, u32 chunk) {
+    return (u64)((addr & 0x3FFFF) >> 4) | (u64)(chunk >> 4) << 16 | (u64)(1024 >> 4) << 32 | 1ULL << 62;
+}
+
 // Orders this thread's register and shared-memory accesses before the wgmma that follows.
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 
@@ -337,6 +345,42 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], u64 desc_a, u6
           "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
           "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+}
+
+// D (+)= A * B for a 64 x N x 16 step of the warpgroup with A from registers (each warp's 16
+// rows as mma.sync m16n8k16's A fragment) and B through its descriptor, K-major or, with TRANS_B
+// 1, MN-major; scale_d 0 ignores d's old value. d[j][e] is the accumulator layout of N / 8
+// mma.sync m16n8 tiles (d[j]: columns 8j..8j+7), so per-warp code reads wgmma's results as
+// it reads mma.sync's. wgmma_rs picks the wrapper of N = 8 x NT (64 or 128).
+#define WG_D4(j) "+f"(d[j][0]), "+f"(d[j][1]), "+f"(d[j][2]), "+f"(d[j][3])
+#define WG_D32 WG_D4(0), WG_D4(1), WG_D4(2), WG_D4(3), WG_D4(4), WG_D4(5), WG_D4(6), WG_D4(7)
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_rs_m64n64k16(float (&d)[8][4], const u32 (&a)[4], u64 desc_b, u32 scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPES " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+        "}, {%32, %33, %34, %35}, %36, p, 1, 1, %38;\n}\n"
+        : WG_D32
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_rs_m64n128k16(float (&d)[16][4], const u32 (&a)[4], u64 desc_b, u32 scale_d) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32." WGMMA_TYPES " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, {%64, %65, %66, %67}, %68, p, 1, 1, %70;\n}\n"
+        : WG_D32, WG_D4(8), WG_D4(9), WG_D4(10), WG_D4(11), WG_D4(12), WG_D4(13), WG_D4(14), WG_D4(15)
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+}
+#undef WG_D32
+#undef WG_D4
+template <int TRANS_B, int NT>
+__device__ __forceinline__ void wgmma_rs(float (&d)[NT][4], const u32 (&a)[4], u64 desc_b, u32 scale_d) {
+    static_assert(NT == 8 || NT == 16, "wgmma with A from registers is wrapped for N = 64 and 128");
+    if constexpr (NT == 8) wgmma_rs_m64n64k16<TRANS_B>(d, a, desc_b, scale_d);
+    else wgmma_rs_m64n128k16<TRANS_B>(d, a, desc_b, scale_d);
 }
 
 // Hands registers between warpgroups: a producer warpgroup lowers its budget so that the consumer

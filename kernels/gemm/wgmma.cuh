@@ -9,14 +9,6 @@ static_assert(CONSUMERS % 128 == 0 && MI >= 1 && BM == WGS * MI * 64, "whole war
 static_assert(BK * ESIZE == 128 && TENSOR_CORES, "16-bit K slices of one 128-byte swizzle row");
 static_assert(BN == 128 || BN == 256, "wgmma is wrapped for N = 128 and 256");
 
-// A shared-memory matrix descriptor for a 128-byte-swizzled operand: start address, leading and
-// stride byte offsets (each / 16), swizzle mode 1. K-major: 8-row groups 1024 bytes apart (the
-// leading offset is unused). MN-major: 8-row K groups 1024 bytes apart, 64-wide MN chunks `chunk`
-// bytes apart.
-__device__ __forceinline__ u64 smem_desc_sw128(u32 addr, u32 chunk) {
-    return (u64)((addr & 0x3FFFF) >> 4) | (u64)(chunk >> 4) << 16 | (u64)(1024 >> 4) << 32 | 1ULL << 62;
-}
-
 struct Gemm : GemmTiles {
     float acc[MI][BN / 2];
     Cursor storing;  // the consumers': the step being computed

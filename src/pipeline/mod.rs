@@ -3,6 +3,7 @@
 //! shares, what an instrumented build adds, and the variants built from them. The loops
 //! themselves are `kernels/pipeline/<mechanism>.cuh`, one per mechanism, shared by every workload.
 
+pub mod handover;
 mod instrument;
 mod mechanism;
 mod variant;

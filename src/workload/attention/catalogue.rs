@@ -1,35 +1,69 @@
 //! Attention's variants: one tile (64 query rows on four warps, 64 keys a step) for every
-//! mechanism, so only movement differs; and the controls that break a pipeline's protocol or the
-//! compute body's numbers.
+//! mechanism, so only movement differs, on mma.sync; the same tile on Hopper's wgmma behind the
+//! TMA ring, so only the instruction differs; and the controls that break a pipeline's protocol
+//! or the compute body's numbers.
 
 use super::Problem;
-use super::data::{BM, BN};
 use crate::dtype::DType;
-use crate::pipeline::{Control, Instrument, Mechanism, Pipe, PipeBuild, Variant};
+use crate::pipeline::{Control, Instrument, Mechanism, Pipe, PipeBuild, Variant, handover};
 use serde::{Deserialize, Serialize};
 
-/// A block's tile: BM query rows (16 a consumer warp) by BN keys a step.
+/// A block's tile: BM query rows (16 a consumer warp) by BN keys a step; `wgmma`: both GEMMs on
+/// Hopper's warpgroup MMA (kernels/attention/wgmma.cuh), else on mma.sync.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AttnTile {
     pub bm: u32,
     pub bn: u32,
+    #[serde(default)]
+    pub wgmma: bool,
 }
 
 pub type AttnVariant = Variant<AttnTile>;
 
+/// Every mechanism's tile: 64 query rows on four warps, 64 keys a step.
 pub const TILE: AttnTile = AttnTile {
-    bm: BM as u32,
-    bn: BN as u32,
+    bm: 64,
+    bn: 64,
+    wgmma: false,
+};
+
+/// The tile on wgmma: one consumer warpgroup's 64 rows.
+pub const TILE_WGMMA: AttnTile = AttnTile {
+    wgmma: true,
+    ..TILE
+};
+
+/// FlashAttention-3's tile for a producer warpgroup: two consumer warpgroups of 64 rows, 128 keys
+/// a step (S and O both 64 x 128 per warpgroup at head dim 128).
+pub const TILE_WGMMA_WS: AttnTile = AttnTile {
+    bm: 128,
+    bn: 128,
+    wgmma: true,
 };
 
 fn on_tile(p: Pipe) -> AttnVariant {
     p.shaped(TILE)
 }
 
-/// The correct variants, `sync` first: register staging, cp.async at 2 and 3 stages, and the
-/// TMA ring (sm_90) at 2 and 3.
+/// A TMA ring of `stages` feeding wgmma: warp 0 produces and consumes, or (`ws`) a producer
+/// warpgroup hands its registers to two consumer warpgroups.
+fn wgmma(stages: u32, ws: bool) -> AttnVariant {
+    let (tile, tag) = if ws {
+        (TILE_WGMMA_WS, "-ws")
+    } else {
+        (TILE_WGMMA, "")
+    };
+    Variant {
+        name: format!("tma-wgmma{tag}-s{stages}"),
+        ..Pipe::ring(Mechanism::Tma, stages, ws).shaped(tile)
+    }
+}
+
+/// The correct variants, `sync` first: register staging, cp.async at 2 and 3 stages, the TMA
+/// ring (sm_90) at 2 and 3, the TMA ring feeding wgmma (sm_90a) at 2 and 3, and warp-specialised
+/// with two consumer warpgroups at 2.
 pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
-    [
+    let mut all: Vec<AttnVariant> = [
         Pipe::with_stages(Mechanism::Sync, 1, false),
         Pipe::with_stages(Mechanism::Regprefetch, 2, false),
         Pipe::cpasync(2, 16),
@@ -39,17 +73,20 @@ pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
     ]
     .into_iter()
     .map(on_tile)
-    .collect()
+    .collect();
+    all.extend([wgmma(2, false), wgmma(3, false), wgmma(2, true)]);
+    all
 }
 
 /// Deliberately broken variants, never timed or ranked: K or V read before its copy lands, a
 /// slot refilled while the P V MMAs still read it, a wrong phase on wrap, a rescale skipped when a
-/// row's maximum moves, the causal mask one key late, a tensor map's stride wrong.
+/// row's maximum moves, the causal mask one key late, a tensor map's stride wrong; on the wgmma
+/// body, a slot released before its MMAs read it and a rescale skipped.
 pub fn controls(_dtype: DType) -> Vec<AttnVariant> {
     use Control::*;
     let cp = Pipe::cpasync(2, 16);
     let tma = Pipe::ring(Mechanism::Tma, 2, false);
-    [
+    let mut all: Vec<AttnVariant> = [
         (cp.clone(), SkipWait, "ctl-skip-wait"),
         (cp.clone(), EarlyRelease, "ctl-early-release"),
         (cp.clone(), NoRescale, "ctl-no-rescale"),
@@ -59,12 +96,21 @@ pub fn controls(_dtype: DType) -> Vec<AttnVariant> {
     ]
     .into_iter()
     .map(|(p, c, name)| on_tile(Variant::control(p, c, name)))
-    .collect()
+    .collect();
+    let wg = wgmma(2, false);
+    all.extend(
+        [
+            (EarlyRelease, "ctl-tma-wgmma-early-release"),
+            (NoRescale, "ctl-tma-wgmma-no-rescale"),
+        ]
+        .map(|(c, name)| Variant::control(wg.clone(), c, name)),
+    );
+    all
 }
 
 /// Bytes of one slot: a tile's rows of K and of V.
-pub fn slot_bytes(p: &Problem) -> u32 {
-    2 * BN as u32 * p.head_dim as u32 * p.dtype.size() as u32
+pub fn slot_bytes(v: &AttnVariant, p: &Problem) -> u32 {
+    2 * v.shape.bn * p.head_dim as u32 * p.dtype.size() as u32
 }
 
 /// Slot 0's alignment: a 128-byte-swizzled TMA box starts on a whole 1024-byte pattern.
@@ -78,14 +124,14 @@ fn smem_align(v: &AttnVariant) -> u32 {
 
 /// The slots, plus the slack to align slot 0 beyond the 128 bytes dynamic shared memory has.
 pub fn dynamic_smem(v: &AttnVariant, p: &Problem) -> u32 {
-    v.slots() * slot_bytes(p) + smem_align(v) - 128
+    v.slots() * slot_bytes(v, p) + smem_align(v) - 128
 }
 
 /// Every -D option of the build: the pipeline's (with the instrumentation), then attention's.
 pub fn defines(v: &AttnVariant, p: &Problem, instrument: Instrument) -> Vec<String> {
     let mut d = v.defines(&PipeBuild {
         dtype: p.dtype,
-        consumers: threads(v),
+        consumers: consumers(v),
         instrument,
         fold: 1,
         split: 1,
@@ -94,20 +140,65 @@ pub fn defines(v: &AttnVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DHEAD_DIM={}", p.head_dim),
         format!("-DBM={}", v.shape.bm),
         format!("-DBN={}", v.shape.bn),
+        format!("-DWGMMA={}", u32::from(v.shape.wgmma)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
+    if v.warp_specialized {
+        d.extend(handover::defines());
+    }
     d
 }
 
-/// A consumer warp per 16 query rows; the ring's producer is warp 0, which consumes too.
-pub fn threads(v: &AttnVariant) -> u32 {
+/// A consumer warp per 16 query rows.
+pub fn consumers(v: &AttnVariant) -> u32 {
     v.shape.bm / 16 * 32
 }
 
+/// The block: its consumers, plus a producer warpgroup where warp-specialised (else the ring's
+/// producer is warp 0, which consumes too).
+pub fn threads(v: &AttnVariant) -> u32 {
+    consumers(v)
+        + if v.warp_specialized {
+            handover::PRODUCER_THREADS
+        } else {
+            0
+        }
+}
+
+/// The registers a warp-specialised block hands between its warpgroups.
+pub fn registers_handed_over(v: &AttnVariant) -> Option<u32> {
+    v.warp_specialized
+        .then(|| handover::registers(consumers(v)))
+}
+
 /// The correct variant a variant's O is compared with bit for bit: `sync`, which runs the same
-/// compute body on the same tile.
-pub fn twin<'a>(_v: &AttnVariant, catalogue: &'a [AttnVariant]) -> Option<&'a AttnVariant> {
-    catalogue.first().filter(|b| b.is_baseline())
+/// compute body on the same tile; on wgmma (another summation order) the first ring on its tile.
+pub fn twin<'a>(v: &AttnVariant, catalogue: &'a [AttnVariant]) -> Option<&'a AttnVariant> {
+    match v.shape.wgmma {
+        false => catalogue.first().filter(|b| b.is_baseline()),
+        true => catalogue
+            .iter()
+            .find(|c| c.control.is_none() && c.shape == v.shape),
+    }
+}
+
+/// What retires a slot's reads before its release, beyond the pipeline's protocol.
+pub fn completion(v: &AttnVariant) -> String {
+    let ring = v.protocol(consumers(v));
+    let ws = match v.warp_specialized {
+        true => format!(
+            " (of a producer warpgroup); setmaxnreg: producer warpgroup {}, each consumer warpgroup {} registers per thread",
+            handover::REGS_PRODUCER,
+            handover::REGS_CONSUMER
+        ),
+        false => String::new(),
+    };
+    match v.shape.wgmma {
+        false => ring,
+        true => format!(
+            "{ring}{ws}; wgmma.wait_group 0 before the softmax reads S and before the slot's release"
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -118,19 +209,30 @@ mod tests {
     fn every_mechanism_runs_one_tile_and_every_control_has_sync_for_a_twin() {
         let all = catalogue(DType::Bf16);
         assert!(all[0].is_baseline());
-        assert!(all.iter().all(|v| v.shape == TILE));
+        // the family's tile on every mechanism and on wgmma; FlashAttention-3's on the ws ring alone
+        for v in &all {
+            let want = match (v.shape.wgmma, v.warp_specialized) {
+                (false, _) => TILE,
+                (true, false) => TILE_WGMMA,
+                (true, true) => TILE_WGMMA_WS,
+            };
+            assert_eq!(v.shape, want, "{}", v.name);
+        }
         let ctl = controls(DType::Bf16);
         let mut names: Vec<&str> = all.iter().map(|v| v.name.as_str()).collect();
         names.extend(ctl.iter().map(|v| v.name.as_str()));
         assert_eq!(
-            names[..6],
+            names[..9],
             [
                 "sync",
                 "regprefetch",
                 "cpasync-cg16-s2",
                 "cpasync-cg16-s3",
                 "tma-s2",
-                "tma-s3"
+                "tma-s3",
+                "tma-wgmma-s2",
+                "tma-wgmma-s3",
+                "tma-wgmma-ws-s2"
             ]
         );
         let n = names.len();
@@ -138,8 +240,42 @@ mod tests {
         names.dedup();
         assert_eq!(n, names.len(), "unique names");
         for c in controls(DType::F16) {
-            assert_eq!(twin(&c, &all).unwrap().name, "sync");
+            let want = if c.shape.wgmma {
+                "tma-wgmma-s2"
+            } else {
+                "sync"
+            };
+            assert_eq!(twin(&c, &all).unwrap().name, want, "{}", c.name);
         }
+        // wgmma sums in another order: its rings are compared with the first on their tile
+        for v in all.iter().filter(|v| v.shape.wgmma) {
+            assert_eq!(v.mechanism, Mechanism::Tma);
+            let want = if v.warp_specialized {
+                "tma-wgmma-ws-s2"
+            } else {
+                "tma-wgmma-s2"
+            };
+            assert_eq!(twin(v, &all).unwrap().name, want);
+        }
+        // the warp-specialised block: two consumer warpgroups and the producer's, registers handed over
+        let ws = all.iter().find(|v| v.warp_specialized).unwrap();
+        assert_eq!((consumers(ws), threads(ws)), (256, 384));
+        assert_eq!(registers_handed_over(ws), Some(64512));
+        let p = Problem::new(1, 1, 100, 128, false, DType::Bf16).unwrap();
+        assert_eq!(slot_bytes(ws, &p), 2 * 128 * 128 * 2);
+        let d = defines(ws, &p, Instrument::CLEAN);
+        for want in [
+            "-DBM=128",
+            "-DBN=128",
+            "-DWGMMA=1",
+            "-DWS=1",
+            "-DCONSUMERS=256",
+            "-DREGS_CONSUMER=232",
+        ] {
+            assert!(d.contains(&want.to_string()), "{want} in {d:?}");
+        }
+        assert!(completion(ws).contains("setmaxnreg"));
+        assert_eq!(registers_handed_over(&all[0]), None);
     }
 
     #[test]
@@ -161,7 +297,7 @@ mod tests {
     fn builds_carry_the_head_dim_and_their_slots_fit() {
         let p = Problem::new(1, 1, 100, 128, true, DType::Bf16).unwrap();
         let tma = &catalogue(DType::Bf16)[5];
-        assert_eq!(slot_bytes(&p), 32768);
+        assert_eq!(slot_bytes(tma, &p), 32768);
         assert_eq!(dynamic_smem(tma, &p), 3 * 32768 + 896);
         let d = defines(tma, &p, Instrument::CLEAN);
         for want in [

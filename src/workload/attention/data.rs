@@ -2,14 +2,11 @@
 //! device buffers, its kernel parameters and the tensor maps of K and V.
 
 use super::Problem;
+use super::catalogue::{AttnTile, AttnVariant};
 use crate::Result;
 use crate::gpu::{DevBuf, Gpu, L2Promotion, OobFill, Swizzle, TensorMapSpec, encode_tensor_map};
 use crate::pipeline::{Control, Ctl, Mechanism};
 use bytemuck::{Pod, Zeroable};
-
-/// Query rows a block computes (16 a consumer warp) and keys a step brings.
-pub const BM: usize = 64;
-pub const BN: usize = 64;
 
 /// Kernel parameters (`struct AttnParams` in kernels/attention.cu); pointers as device addresses.
 #[repr(C, align(64))]
@@ -39,7 +36,13 @@ const _: () = assert!(
 );
 
 impl AttnParams {
-    pub fn new(p: &Problem, (q, k, v, o, zeros): (u64, u64, u64, u64, u64), ctl: Ctl) -> Self {
+    /// For a block of `tile.bm` query rows.
+    pub fn new(
+        p: &Problem,
+        (q, k, v, o, zeros): (u64, u64, u64, u64, u64),
+        ctl: Ctl,
+        tile: AttnTile,
+    ) -> Self {
         AttnParams {
             ctl,
             q,
@@ -49,7 +52,7 @@ impl AttnParams {
             zeros,
             heads: p.heads_total() as i32,
             seqlen: p.seqlen as i32,
-            q_tiles: p.seqlen.div_ceil(BM) as i32,
+            q_tiles: p.seqlen.div_ceil(tile.bm as usize) as i32,
             causal: i32::from(p.causal),
             scale_log2: (p.scale() * std::f64::consts::LOG2_E) as f32,
             ..AttnParams::default()
@@ -58,9 +61,14 @@ impl AttnParams {
 }
 
 /// The map a TMA variant's boxes of K or V are cut from: {head dim, seqlen, heads}, boxes of 64
-/// elements (one 128-byte swizzled panel) x BN keys x one head; keys past the last land as zeros.
-/// `control` breaks it on purpose: a row stride 16 bytes short.
-pub fn kv_map(p: &Problem, base_addr: u64, control: Option<Control>) -> TensorMapSpec {
+/// elements (one 128-byte swizzled panel) x the tile's keys x one head; keys past the last land
+/// as zeros. `control` breaks it on purpose: a row stride 16 bytes short.
+pub fn kv_map(
+    p: &Problem,
+    base_addr: u64,
+    control: Option<Control>,
+    tile: AttnTile,
+) -> TensorMapSpec {
     let es = p.dtype.size() as u64;
     let row = p.head_dim as u64 * es;
     let mut spec = TensorMapSpec {
@@ -68,7 +76,7 @@ pub fn kv_map(p: &Problem, base_addr: u64, control: Option<Control>) -> TensorMa
         base_addr,
         dims: vec![p.head_dim as u64, p.seqlen as u64, p.heads_total() as u64],
         strides_bytes: vec![row, row * p.seqlen as u64],
-        box_dims: vec![64, BN as u32, 1],
+        box_dims: vec![64, tile.bn, 1],
         element_strides: vec![1, 1, 1],
         swizzle: Swizzle::B128,
         l2_promotion: L2Promotion::B256,
@@ -139,13 +147,7 @@ impl Buffers {
     }
 
     /// The launch's parameters; TMA variants get their tensor maps encoded here.
-    pub fn params(
-        &self,
-        gpu: &Gpu,
-        mechanism: Mechanism,
-        control: Option<Control>,
-        ctl: Ctl,
-    ) -> Result<AttnParams> {
+    pub fn params(&self, gpu: &Gpu, v: &AttnVariant, ctl: Ctl) -> Result<AttnParams> {
         let ptrs = (
             gpu.ptr(&self.q),
             gpu.ptr(&self.k),
@@ -153,10 +155,10 @@ impl Buffers {
             gpu.ptr(&self.o),
             gpu.ptr(&self.zeros),
         );
-        let mut params = AttnParams::new(&self.problem, ptrs, ctl);
-        if mechanism == Mechanism::Tma {
-            params.map_k = encode_tensor_map(&kv_map(&self.problem, ptrs.1, control))?;
-            params.map_v = encode_tensor_map(&kv_map(&self.problem, ptrs.2, None))?;
+        let mut params = AttnParams::new(&self.problem, ptrs, ctl, v.shape);
+        if v.mechanism == Mechanism::Tma {
+            params.map_k = encode_tensor_map(&kv_map(&self.problem, ptrs.1, v.control, v.shape))?;
+            params.map_v = encode_tensor_map(&kv_map(&self.problem, ptrs.2, None, v.shape))?;
         }
         Ok(params)
     }
@@ -178,19 +180,27 @@ mod tests {
     #[test]
     fn params_describe_the_heads_and_the_maps_cut_panels_of_keys() {
         let p = Problem::new(2, 3, 200, 128, true, DType::Bf16).unwrap();
-        let a = AttnParams::new(&p, (1, 2, 3, 4, 5), Ctl::default());
+        let tile = crate::workload::attention::catalogue::TILE;
+        let a = AttnParams::new(&p, (1, 2, 3, 4, 5), Ctl::default(), tile);
         assert_eq!((a.heads, a.seqlen, a.q_tiles, a.causal), (6, 200, 4, 1));
+        let wide = AttnTile { bm: 128, ..tile };
+        let b = AttnParams::new(&p, (1, 2, 3, 4, 5), Ctl::default(), wide);
+        assert_eq!(b.q_tiles, 2, "200 rows in blocks of 128");
         assert!((a.scale_log2 as f64 - std::f64::consts::LOG2_E / 128f64.sqrt()).abs() < 1e-6);
-        let m = kv_map(&p, 1 << 20, None);
+        let m = kv_map(&p, 1 << 20, None, tile);
         assert_eq!(m.dims, vec![128, 200, 6]);
         assert_eq!(m.strides_bytes, vec![256, 256 * 200]);
         assert_eq!(
             m.box_bytes(),
-            64 * 2 * BN as u64,
-            "one 128-byte panel of BN keys"
+            64 * 2 * tile.bn as u64,
+            "one 128-byte panel of the tile's keys"
         );
         assert!(m.validate().is_ok());
-        let broken = kv_map(&p, 1 << 20, Some(Control::WrongStride));
+        let broken = kv_map(&p, 1 << 20, Some(Control::WrongStride), tile);
+        assert_eq!(
+            kv_map(&p, 0, None, AttnTile { bn: 128, ..tile }).box_dims,
+            vec![64, 128, 1]
+        );
         assert_eq!(broken.strides_bytes[0], 256 - 16);
     }
 

@@ -19,10 +19,11 @@ pub use problem::Problem;
 
 use crate::Result;
 use crate::dtype::DType;
+use crate::evidence::sass::ptxas::wgmma_serialised;
 use crate::evidence::sass::{Attestation, Census};
 use crate::gpu::{DevBuf, DeviceInfo, Gpu};
 use crate::peers::Subject;
-use crate::pipeline::{Ctl, Instrument, Mechanism, Pipe};
+use crate::pipeline::{Ctl, Instrument, Mechanism, Pipe, handover};
 use crate::verdict::Verdict;
 use crate::workload::{
     Bound, Build, Case, Grid, KernelSource, ProblemFlags, Refs, Traffic, Walk, Workload,
@@ -32,10 +33,20 @@ pub const KERNEL: KernelSource = KernelSource {
     file: "attention.cu",
     text: include_str!("../../../kernels/attention.cu"),
     entry: "tilepipe_attention",
-    headers: &[(
-        "attention/mma.cuh",
-        include_str!("../../../kernels/attention/mma.cuh"),
-    )],
+    headers: &[
+        (
+            "attention/softmax.cuh",
+            include_str!("../../../kernels/attention/softmax.cuh"),
+        ),
+        (
+            "attention/mma.cuh",
+            include_str!("../../../kernels/attention/mma.cuh"),
+        ),
+        (
+            "attention/wgmma.cuh",
+            include_str!("../../../kernels/attention/wgmma.cuh"),
+        ),
+    ],
 };
 
 /// The attention workload.
@@ -51,9 +62,23 @@ const FLAGS: [&str; 6] = [
     "--causal",
 ];
 
-/// The math the SASS must show: tensor-core MMAs for both GEMMs, fed by ldmatrix, and the
-/// softmax's exponentials on the special-function unit.
-const MATH: [&str; 3] = ["HMMA", "LDSM", "MUFU"];
+/// The math the SASS must show: tensor-core MMAs for both GEMMs, fed by ldmatrix (mma.sync) or
+/// through shared-memory descriptors (wgmma), and the softmax's exponentials on the
+/// special-function unit; none of the other body's MMAs.
+fn math_claim(wgmma: bool) -> (&'static [&'static str], &'static str, &'static str) {
+    match wgmma {
+        false => (
+            &["HMMA", "LDSM"],
+            "HGMMA",
+            "HMMA + LDSM (both GEMMs on mma.sync) + MUFU.EX2 (the softmax)",
+        ),
+        true => (
+            &["HGMMA"],
+            "HMMA",
+            "HGMMA (both GEMMs on wgmma) + MUFU.EX2 (the softmax), no HMMA",
+        ),
+    }
+}
 
 impl Workload for Attention {
     type Problem = Problem;
@@ -136,7 +161,12 @@ impl Workload for Attention {
                 "the compute body's bf16/f16 mma.sync and ldmatrix need sm_80; this GPU is sm_{sm}"
             ));
         }
-        match v.unfit(sm, gpu.smem_per_block_optin, catalogue::slot_bytes(p)) {
+        if v.shape.wgmma && sm != 90 {
+            return Err(format!(
+                "wgmma is sm_90a's alone (Hopper); this GPU is sm_{sm}"
+            ));
+        }
+        match v.unfit(sm, gpu.smem_per_block_optin, catalogue::slot_bytes(v, p)) {
             Some(why) => Err(why),
             None => Ok(()),
         }
@@ -147,41 +177,69 @@ impl Workload for Attention {
     }
 
     fn tile_label(&self, v: &AttnVariant, p: &Problem) -> String {
-        format!("{} q x {} keys, d {}", v.shape.bm, v.shape.bn, p.head_dim)
+        let on = if v.shape.wgmma { ", wgmma" } else { "" };
+        format!(
+            "{} q x {} keys, d {}{on}",
+            v.shape.bm, v.shape.bn, p.head_dim
+        )
     }
 
     fn build(&self, v: &AttnVariant, p: &Problem, instrument: Instrument) -> Build {
         Build {
             defines: catalogue::defines(v, p, instrument),
-            arch_specific: false,
+            arch_specific: v.shape.wgmma,
             threads: catalogue::threads(v),
             dynamic_smem: catalogue::dynamic_smem(v, p),
             cluster: 1,
         }
     }
 
+    /// setmaxnreg.inc waits, unbounded, for registers the block was never given.
+    fn check_loaded(
+        &self,
+        v: &AttnVariant,
+        _p: &Problem,
+        registers: u32,
+    ) -> std::result::Result<(), String> {
+        match catalogue::registers_handed_over(v) {
+            Some(need) => handover::check_loaded(registers, catalogue::threads(v), need),
+            None => Ok(()),
+        }
+    }
+
     fn math(
         &self,
-        _v: &AttnVariant,
+        v: &AttnVariant,
         _p: &Problem,
         census: Option<&Census>,
-        _log: &str,
+        log: &str,
     ) -> Option<Attestation> {
+        if let Some(warning) = wgmma_serialised(log, None) {
+            return Some(Attestation::Mismatch {
+                claimed: "wgmma issued back to back".into(),
+                emitted: warning,
+            });
+        }
         let Some(c) = census else {
             return Some(Attestation::Unverified {
                 reason: "no disassembler: the math was not checked".into(),
             });
         };
-        let mut seen: Vec<String> = MATH.iter().flat_map(|op| c.forms(op)).collect();
-        seen.push(format!("HGMMA x{}", c.count("HGMMA")));
+        let (want, other, claimed) = math_claim(v.shape.wgmma);
+        let mut seen: Vec<String> = want
+            .iter()
+            .chain(["MUFU"].iter())
+            .flat_map(|op| c.forms(op))
+            .collect();
+        seen.push(format!("{other} x{}", c.count(other)));
         let ex2 = c.opcodes.keys().any(|op| op == "MUFU.EX2");
         Some(
-            match MATH.iter().all(|op| c.count(op) > 0) && ex2 && c.count("HGMMA") == 0 {
+            match want.iter().all(|op| c.count(op) > 0) && ex2 && c.count(other) == 0 {
                 true => Attestation::Attested {
                     evidence: seen.join(", "),
                 },
                 false => Attestation::Mismatch {
-                    claimed: "HMMA + LDSM (both GEMMs on mma.sync) + MUFU.EX2 (the softmax)".into(),
+                    claimed: claimed.into(),
                     emitted: seen.join(", "),
                 },
             },
@@ -189,7 +247,7 @@ impl Workload for Attention {
     }
 
     fn completion(&self, v: &AttnVariant, _p: &Problem) -> String {
-        v.protocol(catalogue::threads(v))
+        catalogue::completion(v)
     }
 
     fn bytes_per_copy(&self, v: &AttnVariant, _p: &Problem) -> u32 {
@@ -209,7 +267,7 @@ impl Workload for Attention {
     }
 
     fn params(&self, gpu: &Gpu, d: &Buffers, v: &AttnVariant, ctl: Ctl) -> Result<AttnParams> {
-        d.params(gpu, v.mechanism, v.control, ctl)
+        d.params(gpu, v, ctl)
     }
 
     /// One parameter set: at long sequences Q, K and V are far larger than L2 anyway, and each
@@ -221,7 +279,7 @@ impl Workload for Attention {
         v: &AttnVariant,
         ctl: Ctl,
     ) -> Result<Vec<AttnParams>> {
-        Ok(vec![d.params(gpu, v.mechanism, v.control, ctl)?])
+        Ok(vec![d.params(gpu, v, ctl)?])
     }
 
     /// A block per 64 query rows of each head.
@@ -259,7 +317,7 @@ impl Workload for Attention {
     }
 
     fn traced(&self) -> &'static str {
-        "sync,cpasync-cg16-s2,tma-s2"
+        "sync,cpasync-cg16-s2,tma-s2,tma-wgmma-s2"
     }
 
     fn suite_axis(&self) -> &'static str {

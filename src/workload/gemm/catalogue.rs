@@ -5,12 +5,9 @@
 use super::tile::{GemmVariant, Tile, on_tile, tuned};
 use super::{Layout, Problem};
 use crate::dtype::DType;
-use crate::pipeline::{Control, Instrument, McaForm, Mechanism, Pipe, PipeBuild, Variant};
-
-/// Registers per thread of a producer warpgroup and of each consumer warpgroup after the hand-over:
-/// 128 x 40 + 256 x 232 = 64512 fit the SM's 64 K, and 168 a thread at launch (384 threads) holds them.
-const REGS_PRODUCER: u32 = 40;
-const REGS_CONSUMER: u32 = 232;
+use crate::pipeline::{
+    Control, Instrument, McaForm, Mechanism, Pipe, PipeBuild, Variant, handover,
+};
 
 /// The correct variants for `dtype`, `sync` first.
 pub fn catalogue(dtype: DType) -> Vec<GemmVariant> {
@@ -215,11 +212,7 @@ pub fn defines(v: &GemmVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if registers_handed_over(v).is_some() {
-        d.extend([
-            "-DPRODUCER_THREADS=128".to_string(),
-            format!("-DREGS_PRODUCER={REGS_PRODUCER}"),
-            format!("-DREGS_CONSUMER={REGS_CONSUMER}"),
-        ]);
+        d.extend(handover::defines());
     }
     d
 }
@@ -228,8 +221,7 @@ pub fn defines(v: &GemmVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
 /// warpgroup's and the consumers'), where it does: the block must have been launched with
 /// at least as many.
 pub fn registers_handed_over(v: &GemmVariant) -> Option<u32> {
-    (v.shape.tile.wgmma && v.warp_specialized)
-        .then(|| 128 * REGS_PRODUCER + v.shape.tile.threads() * REGS_CONSUMER)
+    (v.shape.tile.wgmma && v.warp_specialized).then(|| handover::registers(v.shape.tile.threads()))
 }
 
 pub fn completion(v: &GemmVariant) -> String {
@@ -252,7 +244,9 @@ pub fn completion(v: &GemmVariant) -> String {
             format!("{ring}; wgmma.wait_group 0 retires the slot's reads before its release")
         }
         (true, true) => format!(
-            "{ring} (of a producer warpgroup); wgmma.wait_group 0 retires the slot's reads before its release; setmaxnreg: producer warpgroup 40, each consumer warpgroup 232 registers per thread"
+            "{ring} (of a producer warpgroup); wgmma.wait_group 0 retires the slot's reads before its release; setmaxnreg: producer warpgroup {}, each consumer warpgroup {} registers per thread",
+            handover::REGS_PRODUCER,
+            handover::REGS_CONSUMER
         ),
     }
 }

@@ -172,13 +172,7 @@ impl Workload for Gemm {
         let Some(need) = catalogue::registers_handed_over(v) else {
             return Ok(());
         };
-        let have = registers * catalogue::threads(v);
-        match have < need {
-            true => Err(format!(
-                "launched with {registers} registers a thread, {have} for the block; the hand-over needs {need}"
-            )),
-            false => Ok(()),
-        }
+        crate::pipeline::handover::check_loaded(registers, catalogue::threads(v), need)
     }
 
     fn math(

@@ -1,0 +1,56 @@
+// The attention compute body on Hopper's wgmma (sm_90a), a consumer warpgroup per 64 query rows:
+// per key tile, S = Q K^T as wgmma m64nBNk16 with Q's fragments from registers and K's rows
+// through a K-major descriptor of the slot's 128-byte-swizzled panels; the online softmax
+// (attention/softmax.cuh); then O += P V as wgmma m64nDk16 with P from registers and V through an
+// MN-major descriptor. wgmma.wait_group 0 before the softmax reads S, and again before the slot is
+// released, so no MMA still reads a slot the producer refills.
+#pragma once
+
+#include "attention/softmax.cuh"
+
+static_assert(CONSUMERS % 128 == 0, "wgmma runs on whole warpgroups");
+static_assert(MECH == MECH_TMA, "wgmma reads the slot through the async proxy, which TMA's writes are in");
+
+struct Attention : AttnRows {
+    __device__ __forceinline__ Attention(const AttnParams& params) : AttnRows(params) {}
+
+    template <int NT>
+    __device__ __forceinline__ static void fence_accumulators(float (&x)[NT][4]) {
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) fence_operand(x[j][e]);
+    }
+
+    template <class Between>
+    __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
+        between();
+        perturb(p.ctl, k, EDGE_COMPUTE);
+        const u32 sk = smem_addr(slot), sv = sk + KvTile::BYTES;
+        float s[SN][4];
+#pragma unroll
+        for (int j = 0; j < SN; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) s[j][e] = 0.0f;  // the first slice's scale_d 0 ignores them; defined all the same
+        // S = Q K^T: head-dimension slice kk is 32 bytes into panel kk / 4 of K's rows
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < D / 16; ++kk)
+            wgmma_rs<0>(s, qf[kk], smem_desc_sw128(sk + kk / 4 * BN * 128 + kk % 4 * 32, 16), kk > 0);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_accumulators(s);
+        softmax(s, k, ctid & 31);
+        // O += P V: keys 16t..16t+15 are V's rows 16t.., its panels of 64 columns BN x 128 bytes apart
+        u32 pa[SN / 2][4];
+#pragma unroll
+        for (int t = 0; t < SN / 2; ++t) p_fragment(pa[t], s, t);
+        fence_accumulators(o);
+        wgmma_fence();
+#pragma unroll
+        for (int t = 0; t < SN / 2; ++t) wgmma_rs<1>(o, pa[t], smem_desc_sw128(sv + t * 16 * 128, BN * 128), 1);
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_accumulators(o);
+    }
+};
