@@ -240,9 +240,9 @@ mod tests {
     }
 
     /// Offsets of 1, 2, 3 and 7 elements at a whole-chunk row stride take every row variant but
-    /// the evict-last cp.async, refused with the toolchain's fault; row strides of hidden + 1 and
-    /// + 3 take all but TMA, which names its rule, and that one. Unfitted, the same variants are
-    /// refused (the fit is what takes the view).
+    /// the evict-last cp.async, refused with the toolchain's fault; row strides of hidden plus 1
+    /// and plus 3 take all but TMA, which names its rule, and that one. Unfitted, the same
+    /// variants are refused (the fit is what takes the view).
     #[test]
     fn every_variant_takes_rows_inside_chunks_and_tma_one_row_stride() {
         for dt in [DType::Bf16, DType::F32] {
