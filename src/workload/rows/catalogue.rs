@@ -3,8 +3,7 @@
 //! and what a variant is within a run's build configuration (threads, slots, copy width, its
 //! completion protocol in words, what this GPU allows).
 
-use super::config::BuildConfig;
-use super::params::window_chunk;
+use super::config::{BuildConfig, window_chunk};
 use crate::pipeline::{Control, McaForm, Mechanism, Pipe, PipeBuild, Variant};
 use serde::{Deserialize, Serialize};
 

@@ -6,6 +6,15 @@ use crate::pipeline::Instrument;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
+/// Elements a box of a window map holds: the largest divisor of hidden that fits a box (<= 256)
+/// and lands at 128-byte-aligned places (a tensor copy's shared-memory address must be), so that a
+/// row is whole boxes.
+pub fn window_chunk(hidden: usize, dtype: DType) -> Option<usize> {
+    (1..=256usize.min(hidden))
+        .rev()
+        .find(|&c| hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(128))
+}
+
 /// The most shared memory one block can use on any GPU tilepipe knows (H100/H200: 227 KiB): one
 /// slot must fit in it, or no variant can build.
 pub const MAX_SLOT_BYTES: usize = 227 * 1024;

@@ -4,6 +4,7 @@
 //! copies that make every timed launch read device memory.
 
 use super::catalogue::{self, RowVariant};
+use super::config::window_chunk;
 use super::{HostData, RowBody, RowProblem, View};
 use crate::Error;
 use crate::Result;
@@ -41,15 +42,6 @@ pub fn row_chunk(hidden: usize, dtype: DType) -> Option<usize> {
     (1..=256usize.min(hidden)).rev().find(|&c| {
         hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(16) && hidden / c <= 256
     })
-}
-
-/// Elements a box of a window map holds: the largest divisor of hidden that fits a box (<= 256)
-/// and lands at 128-byte-aligned places (a tensor copy's shared-memory address must be), so that a
-/// row is whole boxes.
-pub fn window_chunk(hidden: usize, dtype: DType) -> Option<usize> {
-    (1..=256usize.min(hidden))
-        .rev()
-        .find(|&c| hidden.is_multiple_of(c) && (c * dtype.size()).is_multiple_of(128))
 }
 
 /// The rank-2 map of a view whose rows start inside 16-byte chunks (X_WINDOW TMA): from the chunk
