@@ -4,7 +4,9 @@
 //! windows and split stores such rows need), each distinct build once, as do the instrumented builds (stress, timeline,
 //! stage probes) and tilepipe's own kernels; each clean build shows in its SASS the movement it
 //! claims (and the math its workload claims), publishes its mbarriers' initialisation before the
-//! first wait, and no warp-specialised wgmma build spills after handing registers over.
+//! first wait, retires its wgmma before it releases a slot, and no warp-specialised wgmma build
+//! spills after handing registers over; a consumer that releases its slot with its wgmma still in
+//! flight (the last wait taken out of a copy of kernels/) is named by `tilepipe sass`.
 //! Needs NVRTC and the CUDA headers (a CUDA toolkit, or NVIDIA's wheels as `.ci/run` installs
 //! them, with CUDA_HOME) and nvdisasm. Without them at build time it is ignored with the reason,
 //! unless TILEPIPE_REQUIRE_NVRTC is set (CI), where a missing NVRTC fails it.
@@ -127,6 +129,14 @@ impl Visitor for CompileAll<'_> {
                 published.as_ref().is_none_or(|p| p.is_ok()),
                 "{label}: mbarrier init not published: {published:?}"
             );
+            let retired = sass::parse::parse(&ev.listing)
+                .iter()
+                .find(|f| f.name == entry)
+                .and_then(sass::protocol::wgmma_retired);
+            assert!(
+                retired.as_ref().is_none_or(|r| r.is_ok()),
+                "{label}: {retired:?}"
+            );
             let c = ev.census.as_ref().unwrap();
             if c.count("USETMAXREG") > 0 {
                 assert_eq!(c.count("USETMAXREG"), 2, "{label}: registers handed over");
@@ -162,5 +172,66 @@ fn every_build_compiles_and_attests() {
             let built = build::build_utility(utility, arch, &tc, &nvrtc, &Cache::disabled());
             assert!(!built.unwrap().cubin.is_empty());
         }
+    }
+}
+
+/// `tilepipe sass` on attention's and GEMM's wgmma rings built from a copy of kernels/ whose
+/// consumers skip their last wgmma wait: each names the MMA still in flight at the release.
+#[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time (CUDA_HOME, CUDA_PATH, /usr/local/cuda); .ci/run installs them"
+)]
+fn a_wgmma_still_in_flight_at_a_release_is_named() {
+    let _ = common::nvrtc();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let copy = |from: &std::path::Path, to: &std::path::Path| {
+        for e in std::fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let dst = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                std::fs::create_dir_all(&dst).unwrap();
+                for f in std::fs::read_dir(e.path()).unwrap() {
+                    let f = f.unwrap();
+                    std::fs::copy(f.path(), dst.join(f.file_name())).unwrap();
+                }
+            } else {
+                std::fs::copy(e.path(), dst).unwrap();
+            }
+        }
+    };
+    copy(&root.join("kernels"), dir.path());
+    let unwait = |file: &str, wait: &str| {
+        let path = dir.path().join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (last, _) = text.rmatch_indices(wait).next().unwrap();
+        let cut = format!("{}{}", &text[..last], &text[last + wait.len()..]);
+        std::fs::write(path, cut).unwrap();
+    };
+    let sass = |kernels: Option<&std::path::Path>, args: &[&str]| {
+        let mut cmd = assert_cmd::Command::cargo_bin("tilepipe").unwrap();
+        cmd.args(["sass", "--dtype", "bf16", "--arch", "sm_90", "--no-cache"])
+            .args(args);
+        if let Some(k) = kernels {
+            cmd.env("TILEPIPE_KERNELS", k);
+        }
+        String::from_utf8(cmd.output().unwrap().stdout).unwrap()
+    };
+    let attention = ["tma-wgmma-s2", "--workload", "attention"];
+    let gemm = ["tma-wgmma-ws-s4", "--workload", "gemm", "--layout", "nk"];
+    for args in [&attention[..], &gemm[..]] {
+        let clean = sass(None, args);
+        assert!(clean.contains("protocol: every one of"), "{clean}");
+    }
+    unwait("attention/wgmma.cuh", "        wgmma_wait<0>();\n");
+    unwait("gemm/wgmma.cuh", "        mma_wait<0>();\n");
+    for args in [&attention[..], &gemm[..]] {
+        let broken = sass(Some(dir.path()), args);
+        assert!(
+            broken.contains("protocol: HAZARD: the wgmma at")
+                && broken.contains("is still in flight at the mbarrier arrive"),
+            "{args:?}: {broken}"
+        );
     }
 }

@@ -79,15 +79,19 @@ pub fn inspect<W: Workload>(
     if let Some(m) = w.math(&variant, p, evidence.census.as_ref(), &built.log) {
         header.push_str(&format!("math: {}\n", m.label()));
     }
-    if let Some(v) = parse::parse(&evidence.listing)
+    if let Some(f) = parse::parse(&evidence.listing)
         .iter()
         .find(|f| f.name == entry)
-        .and_then(protocol::init_published)
     {
-        header.push_str(&format!(
-            "protocol: {}\n",
-            v.unwrap_or_else(|e| format!("HAZARD: {e}"))
-        ));
+        for v in [protocol::init_published(f), protocol::wgmma_retired(f)]
+            .into_iter()
+            .flatten()
+        {
+            header.push_str(&format!(
+                "protocol: {}\n",
+                v.unwrap_or_else(|e| format!("HAZARD: {e}"))
+            ));
+        }
     }
     if let Some(c) = &evidence.census {
         header.push_str(&format!(

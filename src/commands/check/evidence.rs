@@ -1,6 +1,7 @@
 //! The suite's evidence tests of every clean build: the occupancy the model computes against the
-//! driver's, the mbarrier initialisation published before its first wait, and the SASS attesting
-//! the claimed mechanism (and the workload's claimed math).
+//! driver's, the mbarrier initialisation published before its first wait, every wgmma retired
+//! before the slot it reads is released, and the SASS attesting the claimed mechanism (and the
+//! workload's claimed math).
 
 use crate::engine::record;
 use crate::engine::{Engine, Ready};
@@ -42,14 +43,23 @@ pub fn tests<W: Workload>(
         let kernel = sass::parse::parse(&r.sass.listing)
             .into_iter()
             .find(|f| f.name == w.kernel().entry);
-        if let Some(verdict) = kernel.as_ref().and_then(sass::protocol::init_published) {
-            record(
-                progress,
-                report,
-                format!("mbarrier-init {name}"),
-                verdict.is_ok(),
-                verdict.unwrap_or_else(|e| e),
-            );
+        let facts = [
+            (
+                "mbarrier-init",
+                sass::protocol::init_published as fn(_) -> _,
+            ),
+            ("wgmma-retired", sass::protocol::wgmma_retired),
+        ];
+        for (test, fact) in facts {
+            if let Some(verdict) = kernel.as_ref().and_then(fact) {
+                record(
+                    progress,
+                    report,
+                    format!("{test} {name}"),
+                    verdict.is_ok(),
+                    verdict.unwrap_or_else(|e| e),
+                );
+            }
         }
         // the high-level API's claim is what its lowering reports: attested only where the
         // workload also claims math

@@ -1,6 +1,7 @@
-//! Protocol facts read from the emitted SASS beside the census. One today, a hazard known from
-//! other projects' bug trackers: mbarriers initialised by one thread and waited on by others
-//! before a block-wide barrier has published the initialisation.
+//! Protocol facts read from the emitted SASS beside the census: mbarriers initialised by one
+//! thread and waited on by others before a block-wide barrier has published the initialisation (a
+//! hazard known from other projects' bug trackers), and a slot released while a wgmma may still
+//! read it.
 
 use super::parse::Function;
 
@@ -36,4 +37,78 @@ pub fn init_published(f: &Function) -> Option<Result<String, String>> {
             w.map_or(String::new(), |w| format!(" at {w:#06x}"))
         )),
     })
+}
+
+/// For a kernel that issues wgmma (`HGMMA`): whether every one is retired by a
+/// `WARPGROUP.DEPBAR.LE gsb0, 0x0` before the next mbarrier arrive (`SYNCS.ARRIVE*`), in listing
+/// order. tilepipe's consumers release a slot by an arrive right after the step's MMAs, so an
+/// arrive with an MMA still in flight frees a slot that MMA may still read: the producer's next
+/// copy would race it, and no run-time check sees an asynchronous read. A wait that keeps groups
+/// in flight (`0x1`, ...) does not retire them. Listing order is execution order here: each step's
+/// MMAs, their wait and the release are one straight run inside the loop. None without wgmma.
+pub fn wgmma_retired(f: &Function) -> Option<Result<String, String>> {
+    let mut in_flight: Option<u32> = None;
+    let (mut mmas, mut arrives) = (0, 0);
+    for i in &f.instructions {
+        if i.opcode.starts_with("HGMMA") {
+            mmas += 1;
+            in_flight.get_or_insert(i.offset);
+        } else if i.opcode.starts_with("WARPGROUP.DEPBAR.LE") && i.operands.ends_with(", 0x0") {
+            in_flight = None;
+        } else if i.opcode.starts_with("SYNCS.ARRIVE") {
+            if let Some(mma) = in_flight {
+                return Some(Err(format!(
+                    "the wgmma at {mma:#06x} is still in flight at the mbarrier arrive at {:#06x} (no WARPGROUP.DEPBAR.LE gsb0, 0x0 between): a slot released while an MMA may read it",
+                    i.offset
+                )));
+            }
+            arrives += 1;
+        }
+    }
+    (mmas > 0).then(|| {
+        Ok(format!(
+            "every one of {mmas} wgmma retired (WARPGROUP.DEPBAR.LE gsb0, 0x0) before the next of {arrives} mbarrier arrives"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evidence::sass::parse::parse;
+
+    fn kernel(body: &str) -> Function {
+        let text = format!(".text.k:\n{body}");
+        parse(&text).remove(0)
+    }
+
+    const MMA: &str = "        /*0100*/                   HGMMA.64x128x16.F32.BF16 R24, R88, gdesc[UR4].tnspB, R24, gsb0 ;\n";
+    const ARRIVE: &str =
+        "        /*0300*/                   SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n";
+
+    #[test]
+    fn an_arrive_after_a_retired_wgmma_holds_and_one_before_it_is_named() {
+        let retired = format!(
+            "{MMA}        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n{ARRIVE}"
+        );
+        let ok = wgmma_retired(&kernel(&retired)).unwrap().unwrap();
+        assert!(ok.contains("every one of 1 wgmma retired"), "{ok}");
+        let missing = wgmma_retired(&kernel(&format!("{MMA}{ARRIVE}")))
+            .unwrap()
+            .unwrap_err();
+        assert!(
+            missing.contains("wgmma at 0x0100 is still in flight at the mbarrier arrive at 0x0300"),
+            "{missing}"
+        );
+        // a wait that keeps one group in flight retires nothing
+        let one_left = format!(
+            "{MMA}        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n{ARRIVE}"
+        );
+        assert!(wgmma_retired(&kernel(&one_left)).unwrap().is_err());
+        assert_eq!(
+            wgmma_retired(&kernel(ARRIVE)),
+            None,
+            "no wgmma, nothing to judge"
+        );
+    }
 }
