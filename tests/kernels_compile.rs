@@ -224,7 +224,7 @@ fn a_wgmma_still_in_flight_at_a_release_is_named() {
         let clean = sass(None, args);
         assert!(clean.contains("protocol: every one of"), "{clean}");
     }
-    unwait("attention/wgmma.cuh", "        wgmma_wait<0>();\n");
+    unwait("attention/wgmma.cuh", "        mma_wait<0>();\n");
     unwait("gemm/wgmma.cuh", "        mma_wait<0>();\n");
     for args in [&attention[..], &gemm[..]] {
         let broken = sass(Some(dir.path()), args);

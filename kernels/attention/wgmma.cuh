@@ -3,7 +3,8 @@
 // through a K-major descriptor of the slot's 128-byte-swizzled panels; the online softmax
 // (attention/softmax.cuh); then O += P V as wgmma m64nDk16 with P from registers and V through an
 // MN-major descriptor. wgmma.wait_group 0 before the softmax reads S, and again before the slot is
-// released, so no MMA still reads a slot the producer refills.
+// released, so no MMA still reads a slot the producer refills (mma_commit/mma_wait: the monitor
+// counts the groups in flight at each release).
 #pragma once
 
 #include "attention/softmax.cuh"
@@ -37,8 +38,8 @@ struct Attention : AttnRows {
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk)
             wgmma_rs<0>(s, qf[kk], smem_desc_sw128(sk + kk / 4 * BN * 128 + kk % 4 * 32, 16), kk > 0);
-        wgmma_commit();
-        wgmma_wait<0>();
+        mma_commit();
+        mma_wait<0>();
         fence_accumulators(s);
         softmax(s, k, ctid & 31);
         // O += P V: keys 16t..16t+15 are V's rows 16t.., its panels of 64 columns BN x 128 bytes apart
@@ -49,8 +50,8 @@ struct Attention : AttnRows {
         wgmma_fence();
 #pragma unroll
         for (int t = 0; t < SN / 2; ++t) wgmma_rs<1>(o, pa[t], smem_desc_sw128(sv + t * 16 * 128, BN * 128), 1);
-        wgmma_commit();
-        wgmma_wait<0>();
+        mma_commit();
+        mma_wait<0>();
         fence_accumulators(o);
     }
 };

@@ -43,8 +43,9 @@ pub fn init_published(f: &Function) -> Option<Result<String, String>> {
 /// `WARPGROUP.DEPBAR.LE gsb0, 0x0` before the next mbarrier arrive (`SYNCS.ARRIVE*`), in listing
 /// order. tilepipe's consumers release a slot by an arrive right after the step's MMAs, so an
 /// arrive with an MMA still in flight frees a slot that MMA may still read: the producer's next
-/// copy would race it, and no run-time check sees an asynchronous read. A wait that keeps groups
-/// in flight (`0x1`, ...) does not retire them. Listing order is execution order here: each step's
+/// copy would race it. The monitor's wgmma-in-flight rule sees this in a checking build's run;
+/// this sees it in every clean build's SASS, with no GPU. A wait that keeps groups in flight
+/// (`0x1`, ...) does not retire them. Listing order is execution order here: each step's
 /// MMAs, their wait and the release are one straight run inside the loop. None without wgmma.
 pub fn wgmma_retired(f: &Function) -> Option<Result<String, String>> {
     let mut in_flight: Option<u32> = None;
