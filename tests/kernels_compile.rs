@@ -121,22 +121,19 @@ impl Visitor for CompileAll<'_> {
             if let Some(m) = &math {
                 assert!(m.is_attested(), "{label}: math {}", m.label());
             }
-            let published = sass::parse::parse(&ev.listing)
-                .iter()
-                .find(|f| f.name == entry)
-                .and_then(sass::protocol::init_published);
-            assert!(
-                published.as_ref().is_none_or(|p| p.is_ok()),
-                "{label}: mbarrier init not published: {published:?}"
-            );
-            let retired = sass::parse::parse(&ev.listing)
-                .iter()
-                .find(|f| f.name == entry)
-                .and_then(sass::protocol::wgmma_retired);
-            assert!(
-                retired.as_ref().is_none_or(|r| r.is_ok()),
-                "{label}: {retired:?}"
-            );
+            let kernel = sass::parse::parse(&ev.listing)
+                .into_iter()
+                .find(|f| f.name == entry);
+            for fact in [
+                sass::protocol::init_published,
+                sass::protocol::wgmma_retired,
+            ] {
+                let verdict = kernel.as_ref().and_then(fact);
+                assert!(
+                    verdict.as_ref().is_none_or(|v| v.is_ok()),
+                    "{label}: {verdict:?}"
+                );
+            }
             let c = ev.census.as_ref().unwrap();
             if c.count("USETMAXREG") > 0 {
                 assert_eq!(c.count("USETMAXREG"), 2, "{label}: registers handed over");
