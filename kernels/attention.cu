@@ -6,7 +6,7 @@
 // warpgroup MMA (attention/wgmma.cuh, TMA rings only); both share its softmax (attention/softmax.cuh).
 //
 // Set by tilepipe with -D: DTYPE (1 f16, 2 bf16), HEAD_DIM (64 | 128), BM (16 query rows per
-// consumer warp), BN, CONSUMERS, WGMMA (0 | 1), and the pipeline's MECH, STAGES, COPY_BYTES, ...
+// consumer warp), BN, CONSUMERS, WGMMA (0 | 1), PINGPONG (0 | 1), and the pipeline's MECH, STAGES, COPY_BYTES, ...
 // (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"

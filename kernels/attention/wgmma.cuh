@@ -4,16 +4,31 @@
 // (attention/softmax.cuh); then O += P V as wgmma m64nDk16 with P from registers and V through an
 // MN-major descriptor. wgmma.wait_group 0 before the softmax reads S, and again before the slot is
 // released, so no MMA still reads a slot the producer refills (mma_commit/mma_wait: the monitor
-// counts the groups in flight at each release).
+// counts the groups in flight at each release). PINGPONG (two consumer warpgroups): the
+// warpgroups take turns at issuing S = Q K^T, so one's softmax runs while the other's MMAs do
+// (FlashAttention-3's ping-pong); the order of each warpgroup's own sums is unchanged.
 #pragma once
 
 #include "attention/softmax.cuh"
 
 static_assert(CONSUMERS % 128 == 0, "wgmma runs on whole warpgroups");
 static_assert(MECH == MECH_TMA, "wgmma reads the slot through the async proxy, which TMA's writes are in");
+static_assert(!PINGPONG || (WS && CONSUMERS == 256), "ping-pong takes turns between two consumer warpgroups");
+
+// Named barriers 8 and 9: warpgroup g waits on 8 + g for its turn, which the other's arrival
+// gives (256 threads: one warpgroup waiting, the other arriving).
+#define PP_BAR 8
 
 struct Attention : AttnRows {
     __device__ __forceinline__ Attention(const AttnParams& params) : AttnRows(params) {}
+
+#if PINGPONG
+    // Warpgroup 0 takes the first turn: warpgroup 1 gives it before its own first wait.
+    __device__ __forceinline__ void begin() {
+        AttnRows::begin();
+        if (threadIdx.x / 128 == 1) named_barrier_arrive(PP_BAR, 256);
+    }
+#endif
 
     template <int NT>
     __device__ __forceinline__ static void fence_accumulators(float (&x)[NT][4]) {
@@ -34,11 +49,19 @@ struct Attention : AttnRows {
 #pragma unroll
             for (int e = 0; e < 4; ++e) s[j][e] = 0.0f;  // the first slice's scale_d 0 ignores them; defined all the same
         // S = Q K^T: head-dimension slice kk is 32 bytes into panel kk / 4 of K's rows
+#if PINGPONG
+        const int g = ctid / 128;
+        named_barrier_sync(PP_BAR + g, 256);
+#endif
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk)
             wgmma_rs<0>(s, qf[kk], smem_desc_sw128(sk + kk / 4 * BN * 128 + kk % 4 * 32, 16), kk > 0);
         mma_commit();
+#if PINGPONG
+        // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
+        if (g == 0 || k + 1 < steps()) named_barrier_arrive(PP_BAR + 1 - g, 256);
+#endif
         mma_wait<0>();
         fence_accumulators(s);
         softmax(s, k, ctid & 31);

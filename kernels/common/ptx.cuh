@@ -464,6 +464,10 @@ __device__ __forceinline__ void exit_thread() { asm volatile("exit;\n" ::: "memo
 __device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {
     asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// bar.arrive: counts toward a named barrier's `threads` without waiting for it to complete.
+__device__ __forceinline__ void named_barrier_arrive(u32 id, u32 threads) {
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 __device__ __forceinline__ u64 global_timer_ns() {
     u64 t;

@@ -9,13 +9,16 @@ use crate::pipeline::{Control, Instrument, Mechanism, Pipe, PipeBuild, Variant, 
 use serde::{Deserialize, Serialize};
 
 /// A block's tile: BM query rows (16 a consumer warp) by BN keys a step; `wgmma`: both GEMMs on
-/// Hopper's warpgroup MMA (kernels/attention/wgmma.cuh), else on mma.sync.
+/// Hopper's warpgroup MMA (kernels/attention/wgmma.cuh), else on mma.sync; `pingpong`: its two
+/// consumer warpgroups take turns at the MMAs, one's softmax beside the other's GEMMs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AttnTile {
     pub bm: u32,
     pub bn: u32,
     #[serde(default)]
     pub wgmma: bool,
+    #[serde(default)]
+    pub pingpong: bool,
 }
 
 pub type AttnVariant = Variant<AttnTile>;
@@ -25,6 +28,7 @@ pub const TILE: AttnTile = AttnTile {
     bm: 64,
     bn: 64,
     wgmma: false,
+    pingpong: false,
 };
 
 /// The tile on wgmma: one consumer warpgroup's 64 rows.
@@ -39,19 +43,27 @@ pub const TILE_WGMMA_WS: AttnTile = AttnTile {
     bm: 128,
     bn: 128,
     wgmma: true,
+    pingpong: false,
+};
+
+/// The same, its consumer warpgroups in ping-pong.
+pub const TILE_WGMMA_PP: AttnTile = AttnTile {
+    pingpong: true,
+    ..TILE_WGMMA_WS
 };
 
 fn on_tile(p: Pipe) -> AttnVariant {
     p.shaped(TILE)
 }
 
-/// A TMA ring of `stages` feeding wgmma: warp 0 produces and consumes, or (`ws`) a producer
-/// warpgroup hands its registers to two consumer warpgroups.
-fn wgmma(stages: u32, ws: bool) -> AttnVariant {
-    let (tile, tag) = if ws {
-        (TILE_WGMMA_WS, "-ws")
-    } else {
-        (TILE_WGMMA, "")
+/// A TMA ring of `stages` feeding wgmma on `tile`: warp 0 produces and consumes one warpgroup's
+/// rows, or (two warpgroups' rows) a producer warpgroup hands its registers to the consumers.
+fn wgmma(stages: u32, tile: AttnTile) -> AttnVariant {
+    let ws = tile.bm > TILE_WGMMA.bm;
+    let tag = match (ws, tile.pingpong) {
+        (false, _) => "",
+        (true, false) => "-ws",
+        (true, true) => "-pp",
     };
     Variant {
         name: format!("tma-wgmma{tag}-s{stages}"),
@@ -60,8 +72,8 @@ fn wgmma(stages: u32, ws: bool) -> AttnVariant {
 }
 
 /// The correct variants, `sync` first: register staging, cp.async at 2 and 3 stages, the TMA
-/// ring (sm_90) at 2 and 3, the TMA ring feeding wgmma (sm_90a) at 2 and 3, and warp-specialised
-/// with two consumer warpgroups at 2.
+/// ring (sm_90) at 2 and 3, the TMA ring feeding wgmma (sm_90a) at 2 and 3, warp-specialised
+/// with two consumer warpgroups at 2 and 3, and those in ping-pong at 2 and 3.
 pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
     let mut all: Vec<AttnVariant> = [
         Pipe::with_stages(Mechanism::Sync, 1, false),
@@ -74,7 +86,14 @@ pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
     .into_iter()
     .map(on_tile)
     .collect();
-    all.extend([wgmma(2, false), wgmma(3, false), wgmma(2, true)]);
+    all.extend([
+        wgmma(2, TILE_WGMMA),
+        wgmma(3, TILE_WGMMA),
+        wgmma(2, TILE_WGMMA_WS),
+        wgmma(3, TILE_WGMMA_WS),
+        wgmma(2, TILE_WGMMA_PP),
+        wgmma(3, TILE_WGMMA_PP),
+    ]);
     all
 }
 
@@ -97,7 +116,7 @@ pub fn controls(_dtype: DType) -> Vec<AttnVariant> {
     .into_iter()
     .map(|(p, c, name)| on_tile(Variant::control(p, c, name)))
     .collect();
-    let wg = wgmma(2, false);
+    let wg = wgmma(2, TILE_WGMMA);
     all.extend(
         [
             (EarlyRelease, "ctl-tma-wgmma-early-release"),
@@ -141,6 +160,7 @@ pub fn defines(v: &AttnVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DBM={}", v.shape.bm),
         format!("-DBN={}", v.shape.bn),
         format!("-DWGMMA={}", u32::from(v.shape.wgmma)),
+        format!("-DPINGPONG={}", u32::from(v.shape.pingpong)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if v.warp_specialized {
@@ -172,13 +192,18 @@ pub fn registers_handed_over(v: &AttnVariant) -> Option<u32> {
 }
 
 /// The correct variant a variant's O is compared with bit for bit: `sync`, which runs the same
-/// compute body on the same tile; on wgmma (another summation order) the first ring on its tile.
+/// compute body on the same tile; on wgmma (another summation order) the first ring on its tile,
+/// ping-pong's turns aside (they order the warpgroups, not any warpgroup's sums).
 pub fn twin<'a>(v: &AttnVariant, catalogue: &'a [AttnVariant]) -> Option<&'a AttnVariant> {
+    let tile = AttnTile {
+        pingpong: false,
+        ..v.shape
+    };
     match v.shape.wgmma {
         false => catalogue.first().filter(|b| b.is_baseline()),
         true => catalogue
             .iter()
-            .find(|c| c.control.is_none() && c.shape == v.shape),
+            .find(|c| c.control.is_none() && c.shape == tile),
     }
 }
 
@@ -193,10 +218,16 @@ pub fn completion(v: &AttnVariant) -> String {
         ),
         false => String::new(),
     };
+    let turns = match v.shape.pingpong {
+        true => {
+            "; the consumer warpgroups take turns at issuing S = Q K^T (named barriers 8 and 9)"
+        }
+        false => "",
+    };
     match v.shape.wgmma {
         false => ring,
         true => format!(
-            "{ring}{ws}; wgmma.wait_group 0 before the softmax reads S and before the slot's release"
+            "{ring}{ws}; wgmma.wait_group 0 before the softmax reads S and before the slot's release{turns}"
         ),
     }
 }
@@ -214,6 +245,7 @@ mod tests {
             let want = match (v.shape.wgmma, v.warp_specialized) {
                 (false, _) => TILE,
                 (true, false) => TILE_WGMMA,
+                (true, true) if v.name.contains("-pp-") => TILE_WGMMA_PP,
                 (true, true) => TILE_WGMMA_WS,
             };
             assert_eq!(v.shape, want, "{}", v.name);
@@ -247,7 +279,8 @@ mod tests {
             };
             assert_eq!(twin(&c, &all).unwrap().name, want, "{}", c.name);
         }
-        // wgmma sums in another order: its rings are compared with the first on their tile
+        // wgmma sums in another order: its rings are compared with the first on their tile, the
+        // ping-pong rings with the warp-specialised one they reorder
         for v in all.iter().filter(|v| v.shape.wgmma) {
             assert_eq!(v.mechanism, Mechanism::Tma);
             let want = if v.warp_specialized {

@@ -177,7 +177,11 @@ impl Workload for Attention {
     }
 
     fn tile_label(&self, v: &AttnVariant, p: &Problem) -> String {
-        let on = if v.shape.wgmma { ", wgmma" } else { "" };
+        let on = match (v.shape.wgmma, v.shape.pingpong) {
+            (false, _) => "",
+            (true, false) => ", wgmma",
+            (true, true) => ", wgmma, ping-pong",
+        };
         format!(
             "{} q x {} keys, d {}{on}",
             v.shape.bm, v.shape.bn, p.head_dim
