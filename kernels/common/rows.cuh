@@ -37,6 +37,11 @@ static_assert(!X_WINDOW || (MECH != MECH_SYNC && MECH != MECH_REGPREFETCH), "reg
 #define TMA_WINDOW (X_WINDOW && MECH == MECH_TMA)
 // The compute body reads each row at its offset inside a pair of chunks.
 #define X_SHIFT X_WINDOW
+// The bytes into its chunk every row starts where that is one number for the build (row strides
+// of whole chunks), else -1: each row's is read from its address at run time.
+#ifndef X_SHIFT_BYTES
+#define X_SHIFT_BYTES -1
+#endif
 
 #define ROW_BYTES (HIDDEN * ESIZE)
 #if TMA_WINDOW
@@ -136,10 +141,10 @@ struct RowTiles {
         const unsigned char* row = slot + (IN_PLACE_ ? r * p.row_stride * ESIZE : (long long)r * SLOT_PITCH);
         u32 shift = 0;
         if (X_SHIFT && IN_PLACE_) {
-            shift = offset_in_chunk(row);
+            shift = X_SHIFT_BYTES >= 0 ? (u32)X_SHIFT_BYTES : offset_in_chunk(row);
             row -= shift;
         } else if (X_SHIFT) {
-            shift = offset_in_chunk(tile_src(t) + r * p.row_stride);
+            shift = X_SHIFT_BYTES >= 0 ? (u32)X_SHIFT_BYTES : offset_in_chunk(tile_src(t) + r * p.row_stride);
         }
         if (CONTROL == CTL_WINDOW_SHIFT && shift) shift = (shift + ESIZE) & 15U;
         if (CONTROL == CTL_WINDOW_UNSHIFTED) shift = 0;

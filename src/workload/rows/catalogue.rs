@@ -32,6 +32,11 @@ pub struct RowShape {
     /// (kernels/common/rows.cuh). Set by `fit` where a view needs it.
     #[serde(default)]
     pub x_window: bool,
+    /// Where every row of every view starts the same number of bytes into its chunk (a row stride
+    /// of whole chunks): that number, built in, so the compute body's shift is a constant and not
+    /// a selection made per vector at run time. Set by `fit`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x_shift: Option<u32>,
     /// The output's rows may start at any element: each 16-byte store that straddles two chunks
     /// is split into the aligned pieces inside the row. Set by `fit` where a view needs it.
     #[serde(default)]
@@ -49,6 +54,7 @@ impl Default for RowShape {
             fold: 1,
             split: 1,
             x_window: false,
+            x_shift: None,
             y_split: false,
         }
     }
@@ -282,6 +288,9 @@ pub fn defines(v: &RowVariant, cfg: &BuildConfig) -> Vec<String> {
     // only where set, so that every aligned build's cache key and SASS stay as they were
     if v.shape.x_window {
         d.push("-DX_WINDOW=1".into());
+        if let Some(shift) = v.shape.x_shift {
+            d.push(format!("-DX_SHIFT_BYTES={shift}"));
+        }
         if v.mechanism == Mechanism::Tma
             && let Some(chunk) = window_chunk(cfg.hidden, cfg.dtype)
         {

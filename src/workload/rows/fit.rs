@@ -47,8 +47,24 @@ pub fn fit(v: &RowVariant, views: &[View], cfg: &BuildConfig) -> RowVariant {
         fitted.copy_bytes = b as u32;
     }
     fitted.shape.x_window |= views.iter().any(|view| needs_window(v, view, es));
+    fitted.shape.x_shift = shared_shift(views, es).filter(|_| fitted.shape.x_window);
     fitted.shape.y_split |= views.iter().any(|view| !view.out_aligned(cfg.dtype));
     fitted
+}
+
+/// The bytes every row of every view starts into its 16-byte chunk, where that is one number:
+/// each row stride a whole number of chunks (the allocations start on chunks) and one offset.
+fn shared_shift(views: &[View], es: usize) -> Option<u32> {
+    let shift = |view: &View| {
+        (view.row_stride * es)
+            .is_multiple_of(CHUNK)
+            .then_some((view.offset * es % CHUNK) as u32)
+    };
+    let first = shift(views.first()?)?;
+    views
+        .iter()
+        .all(|w| shift(w) == Some(first))
+        .then_some(first)
 }
 
 /// Why `v` cannot take this view, if it cannot: each mechanism's alignment (met by windows where
@@ -183,6 +199,34 @@ mod tests {
                 assert!(why.contains("16-byte aligned"), "{why}");
             }
         }
+    }
+
+    #[test]
+    fn a_shift_every_row_shares_is_built_in() {
+        let c = BuildConfig::new(DType::Bf16, 3072, None);
+        let cp = row(Pipe::cpasync(2, 16));
+        let view =
+            |stride, offset| View::new(100, 3072, Some(stride), offset, None, DType::Bf16).unwrap();
+        let shift = |views: &[View]| fit(&cp, views, &c).shape.x_shift;
+        // rows 6400 B apart, each 2 bytes into its chunk; offsets 7 and 15 both land 14 bytes in
+        let one = fit(&cp, &[view(3200, 1)], &c);
+        assert_eq!(one.shape.x_shift, Some(2));
+        assert!(catalogue::defines(&one, &c).contains(&"-DX_SHIFT_BYTES=2".to_string()));
+        assert_eq!(shift(&[view(3200, 7), view(3200, 15)]), Some(14));
+        // rows 6146 B apart start at every even byte of a chunk; two offsets are two shifts
+        assert_eq!(shift(&[view(3073, 0)]), None);
+        assert_eq!(shift(&[view(3200, 1), view(3200, 2)]), None);
+        // an aligned view reads no window, and nothing is built in
+        let aligned = fit(&cp, &[view(3200, 8)], &c);
+        assert_eq!(
+            (aligned.shape.x_window, aligned.shape.x_shift),
+            (false, None)
+        );
+        assert!(
+            !catalogue::defines(&aligned, &c)
+                .iter()
+                .any(|d| d.starts_with("-DX_SHIFT_BYTES"))
+        );
     }
 
     #[test]
