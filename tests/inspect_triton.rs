@@ -1,6 +1,7 @@
 //! `tilepipe inspect` on Triton cache entries (tests/fixtures/triton: Triton 3.6.0, sm_90, made
-//! by scripts/triton-fixtures.py), through the real binary: each verdict, and the same entry
-//! with its metadata edited so that the verdict must turn. Needs nvdisasm and cuobjdump
+//! by scripts/triton-fixtures.py, and three of torch.compile's from an H100's inductor cache),
+//! through the real binary: each verdict, and the same entry with its metadata edited so that
+//! the verdict must turn. Needs nvdisasm and cuobjdump
 //! (CUDA_HOME); without them each test says so and is skipped, unless TILEPIPE_REQUIRE_NVRTC is
 //! set (CI), where it fails.
 
@@ -224,15 +225,79 @@ fn stages_the_compiler_dropped_are_claimed_3_emitted_1() {
 }
 
 #[test]
+fn an_unrolled_inductor_matmul_keeps_its_five_stages_counted_per_tile() {
+    // torch.compile's triton_mm, num_stages 5: the compiler unrolled the K loop 4x, so one trip
+    // commits 8 groups, 2 for each of its 4 tiles, and 8 are in flight at the back edge
+    let Some(k) = passing("inductor-mm-unrolled-s5") else {
+        return;
+    };
+    holds_all(
+        verdict(&k, "stages", "attested"),
+        &[
+            "5: the loop 0x08b0..0x1350 goes round with 8 cp.async group(s) in flight",
+            "8 per trip of 4 tiles (unrolled: 4 waits before shared reads), 2 per tile",
+            "4 tile(s) in flight ahead of the one consumed",
+        ],
+    );
+    verdict(&k, "async", "attested");
+    // Triton's launch: 8 warps and five 6 KiB slots of dynamic shared memory
+    assert_eq!(k["resources"]["launch"]["threads"], 256);
+    assert_eq!(k["resources"]["launch"]["dynamic_smem"], 30720);
+    // controls: one stage more is contradicted, and so is the 2 a per-trip count read
+    for n in [6, 2] {
+        let edited = edited("inductor-mm-unrolled-s5", set_stages(n));
+        let k = kernel(edited.path(), 1);
+        assert!(verdict(&k, "stages", "contradicted").starts_with("5: "));
+    }
+    // the same template not unrolled: one tile per trip, the same five stages
+    let Some(k) = passing("inductor-mm-s5") else {
+        return;
+    };
+    holds_all(
+        verdict(&k, "stages", "attested"),
+        &[
+            "5: ",
+            "8 cp.async group(s) in flight, 2 per trip: 4 tile(s) in flight ahead",
+        ],
+    );
+    let fewer = edited("inductor-mm-s5", set_stages(4));
+    verdict(&kernel(fewer.path(), 1), "stages", "contradicted");
+}
+
+#[test]
+fn a_k_loop_unrolled_whole_is_read_at_the_reads_after_each_wait() {
+    if !tools() {
+        return;
+    }
+    // torch.compile's triton_mm, num_stages 2, its 32-trip K loop unrolled whole: each of the 33
+    // tiles is committed into the one 16 KiB buffer and waited for to the last group before
+    // ldmatrix reads it
+    let k = kernel(&entry("inductor-mm-straight-s2"), 1);
+    assert_eq!(
+        verdict(&k, "stages", "contradicted"),
+        "1: no loop: straight-line copies, 33 wait(s), each leaves 0 cp.async group(s) in flight before the shared reads: each tile is waited for before it is read"
+    );
+    verdict(&k, "async", "attested");
+    assert_eq!(k["resources"]["launch"]["dynamic_smem"], 16384);
+    // control: the same kernel said to keep one stage is attested
+    let one = edited("inductor-mm-straight-s2", set_stages(1));
+    verdict(&kernel(one.path(), 0), "stages", "attested");
+}
+
+#[test]
 fn a_cache_folder_is_read_whole_and_summed_up() {
     if !tools() {
         return;
     }
     let (code, r) = inspect(&entry(""));
-    assert_eq!(code, 1, "two kernels dropped their stages");
+    assert_eq!(code, 1, "three kernels dropped their stages");
     assert_eq!(r["kind"], "triton");
     let want = [
         ("chase-s3/chase_kernel.cubin", "contradicted"),
+        ("inductor-mm-s5/triton_mm.cubin", "attested"),
+        ("inductor-mm-straight-s2/triton_mm.cubin", "contradicted"),
+        // 4 tiles per trip: 5 stages, not the 2 a count of trips gives
+        ("inductor-mm-unrolled-s5/triton_mm.cubin", "attested"),
         ("matmul-s1/matmul_kernel.cubin", "attested"),
         ("matmul-s3/matmul_kernel.cubin", "attested"),
         (
@@ -256,7 +321,7 @@ fn a_cache_folder_is_read_whole_and_summed_up() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("6 Triton kernel(s)") && text.contains("blocks/SM (limiter)"),
+        text.contains("9 Triton kernel(s)") && text.contains("blocks/SM (limiter)"),
         "{text}"
     );
     assert!(

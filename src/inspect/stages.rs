@@ -1,9 +1,8 @@
 //! How many stages a kernel's SASS really keeps: for each loop that issues asynchronous copies,
-//! the copies still in flight when the loop goes round, in iterations, plus the one the
-//! iteration consumes. A loop that issues tile i+d while it consumes tile i leaves d tiles in
-//! flight at its back edge whatever the order of its issue and its wait, so d + 1 is Triton's
-//! `num_stages` and CUTLASS's `Stages` (a 3-stage ring keeps two tiles in flight ahead of the
-//! one it reads).
+//! the copies still in flight when the loop goes round, in tiles, plus the one the iteration
+//! consumes. A loop that issues tile i+d while it consumes tile i leaves d tiles in flight at its
+//! back edge whatever the order of its issue and its wait, so d + 1 is Triton's `num_stages` and
+//! CUTLASS's `Stages` (a 3-stage ring keeps two tiles in flight ahead of the one it reads).
 //!
 //! In flight means, for cp.async, commit groups (`LDGDEPBAR`) not completed by a wait_group
 //! (`DEPBAR.LE SB0, N` leaves at most N); for TMA and bulk copies, mbarrier fills (an arrive
@@ -12,13 +11,32 @@
 //! entry, with the back edges of loops around the pipelined one left out (each of their trips
 //! starts the ring anew) and predicated commits, fills and waits counted as if their predicate
 //! held (a pipeline predicates off the prefetches of its last iterations). The largest count at
-//! the loop's back edge is its steady state; divided by the groups (fills) one trip around the
-//! loop commits, it is d.
+//! the loop's back edge is its steady state; divided by the groups (fills) one tile commits, it
+//! is d.
+//!
+//! One trip is one tile unless the compiler unrolled the loop: then each tile of the trip is
+//! waited for before its shared memory is read, so the tiles of a trip are its waits that a
+//! shared read follows (a run of waits with no read between, such as an mbarrier try-wait and
+//! its retry, is one), counted around the trip, back edge included. A tile's groups are the
+//! trip's divided by its tiles: a ring commits the same groups for every tile, wherever the
+//! scheduler puts the commits in the trip. A loop whose every path has one such wait (or none)
+//! is one tile per trip.
+//!
+//! Straight-line code (a K loop the compiler unrolled whole, no loop issuing the copies) is read
+//! at the shared reads that follow each wait: the groups still in flight there, in tiles of the
+//! groups one tile commits (the commits between consecutive waits; those before the first wait
+//! are the tiles issued ahead, and a wait after no commit issues none), plus the one read. Code
+//! without a back edge does not say which trip a copy issued after a tile's reads belongs to,
+//! so such a copy counts from the next tile's reads on: a ring that waits, reads, then issues
+//! (Triton's order), fully unrolled, reads one stage fewer than the same ring rolled.
 //!
 //! Undecided, never guessed, when: the paths around the loop commit different numbers of
-//! groups; the count grows without bound (copies no wait takes back); it is not a whole number
-//! of trips; the loop reads no shared memory (a warp-specialised producer, whose depth is set
-//! by the slots its consumer frees, on other warps).
+//! groups, or wait for different numbers of tiles; the count grows without bound (copies no
+//! wait takes back); a trip's groups are not a whole number per tile, or the count not a whole
+//! number of tiles; the loop reads no shared memory (a warp-specialised producer, whose depth is
+//! set by the slots its consumer frees, on other warps); in straight-line code, when copies are
+//! in flight at a read but the commits between waits differ or are not there, or no shared read
+//! follows a wait.
 
 use super::checks::wait_count;
 use super::flow::Cfg;
@@ -74,12 +92,24 @@ impl Ring {
         }
     }
 
+    /// A wait for the oldest copies: a wait_group, or an mbarrier phase wait.
+    fn waits(self, op: &Op) -> bool {
+        matches!(self.event(op), Some(Event::KeepAtMost(_) | Event::TakeOne))
+    }
+
     fn unit(self) -> &'static str {
         match self {
             Ring::CpAsync => "cp.async group(s)",
             Ring::Mbarrier => "mbarrier fill(s)",
         }
     }
+}
+
+/// Whether an instruction reads the shared memory a ring fills: a load from it, or an MMA that
+/// takes its operands there.
+fn reads_shared(op: &Op) -> bool {
+    let base = op.base();
+    matches!(base, "LDS" | "LDSM") || WARPGROUP.contains(&base) || TCGEN05.contains(&base)
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -120,17 +150,11 @@ struct Loop {
     body: BTreeSet<usize>,
 }
 
-/// The loops of the graph, by its back edges (a depth-first search's edges to a block still on
-/// the stack); loops that share a header are one.
-fn loops(cfg: &Cfg) -> Vec<Loop> {
+/// The back edges of the graph: a depth-first search's edges to a block still on the stack.
+/// Without them the graph has no cycle.
+fn back_edges(cfg: &Cfg) -> Vec<(usize, usize)> {
     let n = cfg.blocks.len();
     let succ = |b: usize| cfg.blocks[b].edges.iter().map(|e| e.to);
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for b in 0..n {
-        for t in succ(b) {
-            preds[t].push(b);
-        }
-    }
     let mut state = vec![0u8; n]; // 0 unseen, 1 on the stack, 2 done
     let mut back: Vec<(usize, usize)> = Vec::new();
     let mut work = vec![(0usize, 0usize)];
@@ -148,8 +172,20 @@ fn loops(cfg: &Cfg) -> Vec<Loop> {
         state[v] = 2;
         work.pop();
     }
+    back
+}
+
+/// The loops of the graph, by its back edges; loops that share a header are one.
+fn loops(cfg: &Cfg) -> Vec<Loop> {
+    let n = cfg.blocks.len();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for b in 0..n {
+        for e in &cfg.blocks[b].edges {
+            preds[e.to].push(b);
+        }
+    }
     let mut out: Vec<Loop> = Vec::new();
-    for (latch, header) in back {
+    for (latch, header) in back_edges(cfg) {
         let mut body = BTreeSet::from([header, latch]);
         let mut todo = vec![latch];
         while let Some(b) = todo.pop() {
@@ -233,13 +269,13 @@ fn depth_of(
     all: &[Loop],
 ) -> Result<(u32, String), String> {
     let at = name(k, cfg, l);
-    let reads_shared = l.body.iter().any(|&b| {
-        cfg.blocks[b].instructions.iter().any(|&i| {
-            let base = cfg.ops[i].base();
-            matches!(base, "LDS" | "LDSM") || WARPGROUP.contains(&base) || TCGEN05.contains(&base)
-        })
+    let reads = l.body.iter().any(|&b| {
+        cfg.blocks[b]
+            .instructions
+            .iter()
+            .any(|&i| reads_shared(&cfg.ops[i]))
     });
-    if !reads_shared {
+    if !reads {
         return Err(format!(
             "{at} issues copies and reads no shared memory: a producer whose consumer runs on other warps (warp specialisation) keeps as many stages as that consumer frees, which one path does not show"
         ));
@@ -291,13 +327,43 @@ fn depth_of(
             ring.unit()
         ));
     }
-    if steady % g != 0 {
+    // the tiles of a trip: one unless the loop was unrolled, each tile then waited for before it
+    // is read
+    let tiles = unrolled::tiles_per_trip(cfg, ring, l);
+    let t = match tiles.iter().max() {
+        Some(&t) if t > 1 && tiles.len() > 1 => {
+            return Err(format!(
+                "the paths around {at} wait for different numbers of tiles ({tiles:?}): a wait before shared reads on some and not on others"
+            ));
+        }
+        Some(&t) if t >= CAP => {
+            return Err(format!(
+                "the waits before shared reads in {at} grow without bound: a loop inside it waits and reads"
+            ));
+        }
+        Some(&t) if t > 1 => t,
+        _ => 1,
+    };
+    if g % t != 0 {
         return Err(format!(
-            "{steady} {} are in flight at the back edge of {at}, not a whole number of trips of {g}",
+            "{at} commits {g} {} per trip over {t} tiles (waits before shared reads): not a whole number per tile",
             ring.unit()
         ));
     }
-    let ahead = steady / g;
+    let per = g / t;
+    if steady % per != 0 {
+        return Err(match t {
+            1 => format!(
+                "{steady} {} are in flight at the back edge of {at}, not a whole number of trips of {g}",
+                ring.unit()
+            ),
+            _ => format!(
+                "{steady} {} are in flight at the back edge of {at}, not a whole number of tiles of {per} ({g} per trip of {t} tiles)",
+                ring.unit()
+            ),
+        });
+    }
+    let ahead = steady / per;
     let inits = cfg
         .ops
         .iter()
@@ -306,8 +372,14 @@ fn depth_of(
     Ok((
         ahead + 1,
         format!(
-            "{at} goes round with {steady} {} in flight, {g} per trip: {}{}",
+            "{at} goes round with {steady} {} in flight, {g} per trip{}: {}{}",
             ring.unit(),
+            match t {
+                1 => String::new(),
+                _ => format!(
+                    " of {t} tiles (unrolled: {t} waits before shared reads), {per} per tile"
+                ),
+            },
             match ahead {
                 0 => "each copy is waited for in the trip that issues it".to_string(),
                 _ => format!("{ahead} tile(s) in flight ahead of the one consumed"),
@@ -320,8 +392,8 @@ fn depth_of(
     ))
 }
 
-/// The stages the SASS keeps: the most any pipelined loop keeps; 1 where no loop issues
-/// asynchronous copies.
+/// The stages the SASS keeps: the most any pipelined loop keeps, or straight-line code where no
+/// loop issues the copies; 1 where there are none.
 pub fn depth(k: &Kernel, cfg: &Cfg) -> Depth {
     let all = loops(cfg);
     let mut found: Vec<(u32, String)> = Vec::new();
@@ -345,6 +417,12 @@ pub fn depth(k: &Kernel, cfg: &Cfg) -> Depth {
         });
         for (l, _) in pipelined {
             match depth_of(k, cfg, ring, l, &all) {
+                Ok(f) => found.push(f),
+                Err(why) => undecided.push(why),
+            }
+        }
+        if copies.contains(&true) && !issues.contains(&true) {
+            match straight::depth(cfg, ring, !all.is_empty()) {
                 Ok(f) => found.push(f),
                 Err(why) => undecided.push(why),
             }
@@ -380,5 +458,7 @@ pub fn depth(k: &Kernel, cfg: &Cfg) -> Depth {
     }
 }
 
+mod straight;
 #[cfg(test)]
 mod tests;
+mod unrolled;

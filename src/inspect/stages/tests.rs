@@ -249,3 +249,5 @@ fn each_trip_of_an_enclosing_loop_starts_the_ring_anew() {
     ";
     assert_eq!(stages(body), 3);
 }
+
+mod unrolled;
