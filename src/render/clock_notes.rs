@@ -11,7 +11,11 @@ pub fn ceiling_column<P>(r: &RunResults<P>) -> String {
         Bound::Memory => "% of copy".into(),
         Bound::Compute => format!(
             "% of {}",
-            r.vendor.as_ref().map_or("vendor", |v| v.name.as_str())
+            r.vendor
+                .as_ref()
+                .map(|v| v.name.as_str())
+                .or(r.ceiling_peer.as_deref())
+                .unwrap_or("vendor")
         ),
     }
 }

@@ -105,6 +105,10 @@ pub struct RunResults<P> {
     /// The vendor library on the same problem (compute-bound workloads).
     #[serde(default)]
     pub vendor: Option<Peer>,
+    /// Where no vendor library ran beside a compute-bound workload (attention): the peer whose
+    /// speed the shares of the ceiling are taken against, the fastest that passed validation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling_peer: Option<String>,
     pub cache: CacheRecord,
     pub variants: Vec<VariantResult>,
     /// Overlap figures from instrumented builds (run --timeline), never mixed with the timings above.

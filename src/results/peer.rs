@@ -1,7 +1,7 @@
 //! A library or framework run beside tilepipe's kernels on the same problem, timed the same way:
 //! cuBLAS beside the GEMM, PyTorch eager and torch.compile beside the row workloads.
 
-use super::{Perf, Status, Timing};
+use super::{Bound, Perf, RunResults, Status, Timing};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,4 +52,35 @@ impl Peer {
             self.detail = Some(detail);
         }
     }
+}
+
+/// Where a compute-bound run has no vendor library (attention), its shares of the ceiling are
+/// taken against the fastest peer that passed validation: every timed variant's and peer's, with
+/// the clocks of each ratio judged as a vendor's are. Nothing changes where a vendor ran or no
+/// peer passed.
+pub fn share_of_fastest_peer<P>(out: &mut RunResults<P>) {
+    if out.vendor.is_some() || out.workload.bound != Bound::Compute {
+        return;
+    }
+    let Some((name, best)) = out
+        .peers
+        .iter()
+        .filter(|p| p.status == Status::Passed)
+        .filter_map(|p| Some((p.name.clone(), p.timing.clone()?)))
+        .min_by(|a, b| a.1.device.median.total_cmp(&b.1.device.median))
+    else {
+        return;
+    };
+    let rows = out.variants.iter_mut().map(|v| (&v.timing, &mut v.perf));
+    let peers = out.peers.iter_mut().map(|p| (&p.timing, &mut p.perf));
+    for (t, perf) in rows.chain(peers) {
+        if let (Some(t), Some(perf)) = (t, perf.as_mut()) {
+            perf.pct_of_ceiling = Some(100.0 * best.device.median / t.device.median);
+            perf.ceiling_clocks = match (&best.clocks, &t.clocks) {
+                (Some(a), Some(b)) => crate::clocks::unmatched(&name, a, b),
+                _ => None,
+            };
+        }
+    }
+    out.ceiling_peer = Some(name);
 }

@@ -327,6 +327,7 @@ fn peers<W: Workload>(
         }
     }
     out.peers = peers;
+    crate::results::peer::share_of_fastest_peer(out);
 }
 
 /// The run's closing notes: how it was timed, timings that waited for the host, the copy of the

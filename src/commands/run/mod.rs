@@ -131,6 +131,7 @@ pub fn run<W: Workload>(
         seed: o.seed,
         ceiling: None,
         vendor: None,
+        ceiling_peer: None,
         cache: CacheRecord::default(),
         variants: Vec::new(),
         timelines: Vec::new(),
