@@ -83,9 +83,13 @@ pub fn inspect<W: Workload>(
         .iter()
         .find(|f| f.name == entry)
     {
-        for v in [protocol::init_published(f), protocol::wgmma_retired(f)]
-            .into_iter()
-            .flatten()
+        for v in [
+            protocol::init_published(f),
+            protocol::wgmma_retired(f),
+            protocol::uniforms_written(f),
+        ]
+        .into_iter()
+        .flatten()
         {
             header.push_str(&format!(
                 "protocol: {}\n",

@@ -49,6 +49,7 @@ pub fn tests<W: Workload>(
                 sass::protocol::init_published as fn(_) -> _,
             ),
             ("wgmma-retired", sass::protocol::wgmma_retired),
+            ("uniforms-written", sass::protocol::uniforms_written),
         ];
         for (test, fact) in facts {
             if let Some(verdict) = kernel.as_ref().and_then(fact) {

@@ -73,6 +73,67 @@ pub fn wgmma_retired(f: &Function) -> Option<Result<String, String>> {
     })
 }
 
+/// Whether every uniform register the kernel reads is written somewhere in it: NVRTC 13.0 built
+/// a window's hinted cp.async (`cpasync-cg16-s2-el` on rows that start inside a chunk) as an
+/// LDGSTS through UR0 and UR1, which nothing wrote, an illegal instruction on the GPU. A write is
+/// a uniform register as the first operand (or the second, after a predicate: `ELECT P0, UR4`),
+/// covering the pair of a `.64` or `.WIDE` form and the four of a `.128`; every other mention is
+/// a read. The listing is the kernel's whole text, its subroutines (a division's slow path)
+/// included, so what a caller writes for its subroutine counts. None where the kernel reads no
+/// uniform register.
+pub fn uniforms_written(f: &Function) -> Option<Result<String, String>> {
+    let number = |t: &str| t.strip_prefix("UR").and_then(|n| n.parse::<u32>().ok());
+    let mut written = std::collections::BTreeSet::new();
+    let mut reads: Vec<(u32, u32, &str)> = Vec::new();
+    for i in &f.instructions {
+        let ops: Vec<&str> = i.operands.split(", ").map(str::trim).collect();
+        let predicate = |t: &str| t.starts_with('P') || t.starts_with("UP") || t.starts_with("!");
+        let dest = match ops.as_slice() {
+            [first, ..] if number(first).is_some() => Some(0),
+            [first, second, ..] if predicate(first) && number(second).is_some() => Some(1),
+            _ => None,
+        };
+        if let Some(d) = dest {
+            let n = number(ops[d]).expect("a uniform register");
+            let width = match &i.opcode {
+                op if op.contains(".128") => 4,
+                op if op.contains(".64") || op.contains(".WIDE") => 2,
+                _ => 1,
+            };
+            written.extend(n..n + width);
+        }
+        for (k, op) in ops.iter().enumerate() {
+            if Some(k) == dest {
+                continue;
+            }
+            let mut rest = *op;
+            while let Some(at) = rest.find("UR") {
+                let digits: String = rest[at + 2..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                let whole = at == 0 || !rest.as_bytes()[at - 1].is_ascii_alphanumeric();
+                if let (true, Ok(n)) = (whole, digits.parse::<u32>()) {
+                    reads.push((n, i.offset, i.opcode.as_str()));
+                }
+                rest = &rest[at + 2..];
+            }
+        }
+    }
+    if reads.is_empty() {
+        return None;
+    }
+    Some(match reads.iter().find(|(n, ..)| !written.contains(n)) {
+        Some((n, at, op)) => Err(format!(
+            "the {op} at {at:#06x} reads UR{n}, which no instruction of the kernel writes: the compiler's own bug, an illegal instruction or a wrong operand on the GPU"
+        )),
+        None => Ok(format!(
+            "every one of {} uniform register read(s) is written in the kernel",
+            reads.len()
+        )),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,5 +172,30 @@ mod tests {
             None,
             "no wgmma, nothing to judge"
         );
+    }
+
+    #[test]
+    fn a_uniform_register_read_that_nothing_wrote_is_named() {
+        // NVRTC 13.0's hinted cp.async on a window: the shared base and the policy through UR0, UR1
+        let bad = "        /*0100*/                   ULDC.64 UR4, c[0x0][0x208] ;\n        /*0200*/                   LDGSTS.E.BYPASS.128 [R3+UR0], desc[UR1][R12.64], P0 ;\n";
+        let why = uniforms_written(&kernel(bad)).unwrap().unwrap_err();
+        assert!(
+            why.contains("LDGSTS.E.BYPASS.128 at 0x0200 reads UR0"),
+            "{why}"
+        );
+        // the same copy through a policy the kernel made, and the pair a .64 load writes
+        let good = "        /*0100*/                   ULDC.64 UR4, c[0x0][0x208] ;\n        /*0110*/                   ELECT P0, UR6, PT ;\n        /*0120*/                   UIMAD.WIDE.U32 UR8, UR6, UR5, URZ ;\n        /*0200*/                   LDGSTS.E.BYPASS.128 [R3+UR9], desc[UR4][R12.64], P0 ;\n";
+        let ok = uniforms_written(&kernel(good)).unwrap().unwrap();
+        assert!(
+            ok.contains("every one of 4 uniform register read(s)"),
+            "{ok}"
+        );
+        assert_eq!(
+            uniforms_written(&kernel(ARRIVE.replace("[UR9]", "[R9]").as_str())),
+            None
+        );
+        // a call changes nothing: the subroutine's text is the kernel's
+        let call = format!("{bad}        /*0300*/                   CALL.REL.NOINC 0x400 ;\n");
+        assert!(uniforms_written(&kernel(&call)).unwrap().is_err());
     }
 }
