@@ -59,6 +59,14 @@ struct AttnRows : AttnTiles {
     // lanes of a row exchange theirs), exp2 of the scaled scores; the sums and O are rescaled by
     // how far each maximum moved.
     __device__ __forceinline__ void softmax(float (&s)[SN][4], int k, int lane) {
+        float scale[2];
+        scores(s, k, lane, scale);
+        rescale(scale);
+    }
+
+    // The softmax but O's rescale, which `scale` holds for rescale() (where O is still being
+    // written by the previous tile's P V, after it retires).
+    __device__ __forceinline__ void scores(float (&s)[SN][4], int k, int lane, float (&scale)[2]) {
         const int key0 = k * BN + lane % 4 * 2;
         float top[2] = {mx[0], mx[1]};
 #pragma unroll
@@ -68,7 +76,6 @@ struct AttnRows : AttnTiles {
                 if (hidden(row0 + lane / 4 + e / 2 * 8, key0 + j * 8 + e % 2)) s[j][e] = NEG_INF;
                 top[e / 2] = fmaxf(top[e / 2], s[j][e]);
             }
-        float scale[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffU, top[h], 1));
@@ -87,6 +94,9 @@ struct AttnRows : AttnTiles {
                     sum[h] += x;
                 }
         }
+    }
+
+    __device__ __forceinline__ void rescale(const float (&scale)[2]) {
 #if CONTROL != CTL_NO_RESCALE
 #pragma unroll
         for (int j = 0; j < ON; ++j)

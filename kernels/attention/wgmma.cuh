@@ -7,6 +7,10 @@
 // counts the groups in flight at each release). PINGPONG (two consumer warpgroups): the
 // warpgroups take turns at issuing S = Q K^T, so one's softmax runs while the other's MMAs do
 // (FlashAttention-3's ping-pong); the order of each warpgroup's own sums is unchanged.
+// RELEASE_LAG (FlashAttention-3's intra-warpgroup overlap): step k issues S = Q K_k^T, then the
+// previous tile's O += P V, waits for S alone and runs tile k's softmax while P V runs, then
+// waits for P V and rescales O; the ring releases the previous tile's slot after it (and the
+// last tile's P V runs in flush()). O sees the same sums in the same order as without it.
 #pragma once
 
 #include "attention/softmax.cuh"
@@ -20,6 +24,9 @@ static_assert(!PINGPONG || (WS && CONSUMERS == 256), "ping-pong takes turns betw
 #define PP_BAR 8
 
 struct Attention : AttnRows {
+    u32 pa[SN / 2][4];  // P of the last tile's softmax, P V's A operand (read by the MMA until it retires)
+    u32 sv;             // that tile's V in its slot
+
     __device__ __forceinline__ Attention(const AttnParams& params) : AttnRows(params) {}
 
 #if PINGPONG
@@ -30,8 +37,8 @@ struct Attention : AttnRows {
     }
 #endif
 
-    template <int NT>
-    __device__ __forceinline__ static void fence_accumulators(float (&x)[NT][4]) {
+    template <int NT, class T>
+    __device__ __forceinline__ static void fence_registers(T (&x)[NT][4]) {
 #pragma unroll
         for (int j = 0; j < NT; ++j)
 #pragma unroll
@@ -42,7 +49,7 @@ struct Attention : AttnRows {
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
         perturb(p.ctl, k, EDGE_COMPUTE);
-        const u32 sk = smem_addr(slot), sv = sk + KvTile::BYTES;
+        const u32 sk = smem_addr(slot);
         float s[SN][4];
 #pragma unroll
         for (int j = 0; j < SN; ++j)
@@ -62,19 +69,51 @@ struct Attention : AttnRows {
         // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
         if (g == 0 || k + 1 < steps()) named_barrier_arrive(PP_BAR + 1 - g, 256);
 #endif
+#if RELEASE_LAG
+        if (k > 0) pv();
+#endif
+#if RELEASE_LAG
+        if (k > 0) mma_wait<1>();  // S; the previous tile's P V runs on beside the softmax
+        else mma_wait<0>();
+#else
         mma_wait<0>();
-        fence_accumulators(s);
-        softmax(s, k, ctid & 31);
-        // O += P V: keys 16t..16t+15 are V's rows 16t.., its panels of 64 columns BN x 128 bytes apart
-        u32 pa[SN / 2][4];
+#endif
+        fence_registers(s);
+        float scale[2];
+        scores(s, k, ctid & 31, scale);
+#if RELEASE_LAG
+        mma_wait<0>();
+        fence_registers(o);
+        fence_registers(pa);  // read by the P V just retired: rewritten only after it
+#endif
+        rescale(scale);
+        // P as A fragments for P V over this tile's V
 #pragma unroll
         for (int t = 0; t < SN / 2; ++t) p_fragment(pa[t], s, t);
-        fence_accumulators(o);
+        sv = sk + KvTile::BYTES;
+#if !RELEASE_LAG
+        pv();
+        mma_wait<0>();
+        fence_registers(o);
+#endif
+    }
+
+    // O += P V: keys 16t..16t+15 are V's rows 16t.., its panels of 64 columns BN x 128 bytes apart
+    __device__ __forceinline__ void pv() {
+        fence_registers(o);
         wgmma_fence();
 #pragma unroll
         for (int t = 0; t < SN / 2; ++t) wgmma_rs<1>(o, pa[t], smem_desc_sw128(sv + t * 16 * 128, BN * 128), 1);
         mma_commit();
-        mma_wait<0>();
-        fence_accumulators(o);
+        fence_registers(pa);
     }
+
+#if RELEASE_LAG
+    // The last tile's P V, after its softmax.
+    __device__ __forceinline__ void flush(int) {
+        pv();
+        mma_wait<0>();
+        fence_registers(o);
+    }
+#endif
 };

@@ -284,6 +284,7 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // Keeps the compiler from moving an accumulator's use across a wgmma wait (no instruction).
 __device__ __forceinline__ void fence_operand(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+__device__ __forceinline__ void fence_operand(u32& r) { asm volatile("" : "+r"(r)::"memory"); }
 
 // D (+)= A * B for a 64 x N x 16 step of the warpgroup, f32 accumulators in d (N / 2 per thread);
 // scale_d 0 ignores d's old value. A is K-major; B is K-major, or MN-major with TRANS_B 1. The

@@ -18,6 +18,7 @@
 //                                       accumulators start, so none is live in the producer
 //   after_release(k, ctid)              (mbarrier ring) after a consumer thread's release of step k's
 //                                       slot: work on registers alone (a persistent tile's epilogue)
+//   flush(ctid)                         (RELEASE_LAG) after the last step: ends its reads of the last slot
 //   cta_rank()                          this block's rank in its cluster (0 without one)
 //   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
 //   PLAN_CHECKED, plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) whether copies are checked
@@ -47,6 +48,13 @@
 #ifndef WS
 #define WS 0
 #endif
+// 1: a step's compute body still reads the previous step's slot, which the mbarrier ring releases
+// a step late, and W::flush(ctid) ends the last step's reads (WS only: a producer that also
+// consumed would wait on its own late release).
+#ifndef RELEASE_LAG
+#define RELEASE_LAG 0
+#endif
+static_assert(RELEASE_LAG == 0 || (RELEASE_LAG == 1 && WS && (MECH == MECH_TMA || MECH == MECH_BULK)), "a slot released a step late needs a dedicated producer's ring");
 // Direct only: each thread does the work of FOLD of the compute body's threads, in a block of
 // CONSUMERS = the run's consumers / FOLD (more loads in flight per thread), or a SPLIT-th of one's,
 // in a block of the run's consumers x SPLIT (fewer registers, more threads per SM). The compute

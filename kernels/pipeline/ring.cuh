@@ -10,6 +10,7 @@
 
 static_assert(CLUSTER == 1 || (WS && MECH == MECH_TMA), "a cluster shares the multicast copies of warp-specialised TMA rings");
 
+
 // Registers per thread after the hand-over (WS with a producer warpgroup; 0: no hand-over).
 #ifndef REGS_PRODUCER
 #define REGS_PRODUCER 0
@@ -106,8 +107,21 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
     m.published(s, k);
 }
 
+// A consumer thread's release of step k's slot s, once the compute body has finished reading it.
+template <class W>
+__device__ __forceinline__ void release_step(Mon& m, W& w, u64* empty, int k, int s, int ctid, bool rec) {
+    const Ctl& c = w.ctl();
+    __syncwarp();
+    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k, w.cta_rank());
+    trace(c, k, EV_RELEASE, rec);
+    perturb(c, k, EDGE_AFTER_RELEASE);
+    w.after_release(k, ctid);
+}
+
 // Consumes step k: wait full, compute, release. After an abort it computes on whatever the slot
-// holds, keeping every barrier's participants together.
+// holds, keeping every barrier's participants together. RELEASE_LAG 1: the body of step k still
+// reads step k-1's slot (attention's P V of the previous key tile, issued beside this tile's
+// scores), so that slot is released after step k's body, and the last after flush_steps().
 template <class W>
 __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec) {
     const Ctl& c = w.ctl();
@@ -119,21 +133,36 @@ __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int
 #endif
     trace(c, k, EV_READY, rec);
     perturb(c, k, EDGE_READ);
-#if CONTROL == CTL_EARLY_RELEASE
+#if CONTROL == CTL_EARLY_RELEASE && !RELEASE_LAG
     __syncwarp();
     if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k, w.cta_rank());
 #endif
     trace(c, k, EV_COMPUTE_BEGIN, rec);
-    read_step(m, w, slot_ptr<W>(s), k, s, ctid, Nothing());
+    m.read(k, s);
+    w.consume(slot_ptr<W>(s), k, ctid, Nothing());
+    const RingState<STAGES> done{st.count - RELEASE_LAG};  // the step whose slot the body has finished
+    if (k >= RELEASE_LAG) m.read_done(k - RELEASE_LAG, done.slot());
     trace(c, k, EV_COMPUTE_END, rec);
     perturb(c, k, EDGE_RELEASE);
-#if CONTROL != CTL_EARLY_RELEASE
-    __syncwarp();
-    if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k, w.cta_rank());
+#if CONTROL == CTL_EARLY_RELEASE && RELEASE_LAG
+    release_step(m, w, empty, k, s, ctid, rec);  // a step early: the next body still reads it
+#elif CONTROL != CTL_EARLY_RELEASE
+    if (k >= RELEASE_LAG) release_step(m, w, empty, k - RELEASE_LAG, done.slot(), ctid, rec);
 #endif
-    trace(c, k, EV_RELEASE, rec);
-    perturb(c, k, EDGE_AFTER_RELEASE);
-    w.after_release(k, ctid);
+}
+
+// RELEASE_LAG: after the last step, the body finishes reading its slot (W::flush), which is released.
+template <class W>
+__device__ __forceinline__ void flush_steps(Mon& m, W& w, u64* empty, int n, int ctid, bool rec) {
+#if RELEASE_LAG
+    if (n == 0) return;
+    const RingState<STAGES> last{(u32)n - 1U};
+    w.flush(ctid);
+    m.read_done(n - 1, last.slot());
+#if CONTROL != CTL_EARLY_RELEASE
+    release_step(m, w, empty, n - 1, last.slot(), ctid, rec);
+#endif
+#endif
 }
 
 template <class W>
@@ -181,6 +210,7 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #endif
     w.begin();
     for (int k = 0; k < n; ++k, read.advance()) consume(m, w, full, empty, k, read, tid, tid == 0);
+    flush_steps(m, w, empty, n, tid, tid == 0);
     m.drain(false, true);
 #else
     const bool producer = tid < 32;  // warp 0 produces, then consumes with the others

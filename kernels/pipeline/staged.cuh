@@ -107,4 +107,7 @@ __device__ __forceinline__ void run_compute_only(W& w) {
     stage_store(m, w, 0, 0, tid, st);
     m.sync();
     for (int k = 0; k < n; ++k) w.consume(slot_ptr<W>(0), k, tid, Nothing());
+#if RELEASE_LAG
+    if (n > 0) w.flush(tid);
+#endif
 }

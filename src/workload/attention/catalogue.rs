@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 /// A block's tile: BM query rows (16 a consumer warp) by BN keys a step; `wgmma`: both GEMMs on
 /// Hopper's warpgroup MMA (kernels/attention/wgmma.cuh), else on mma.sync; `pingpong`: its two
-/// consumer warpgroups take turns at the MMAs, one's softmax beside the other's GEMMs.
+/// consumer warpgroups take turns at the MMAs, one's softmax beside the other's GEMMs; `overlap`:
+/// each warpgroup issues a tile's S = Q K^T beside the previous tile's P V and runs the softmax
+/// while P V does (the ring releases a slot a step late).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AttnTile {
     pub bm: u32,
@@ -19,6 +21,8 @@ pub struct AttnTile {
     pub wgmma: bool,
     #[serde(default)]
     pub pingpong: bool,
+    #[serde(default)]
+    pub overlap: bool,
 }
 
 pub type AttnVariant = Variant<AttnTile>;
@@ -29,6 +33,7 @@ pub const TILE: AttnTile = AttnTile {
     bn: 64,
     wgmma: false,
     pingpong: false,
+    overlap: false,
 };
 
 /// The tile on wgmma: one consumer warpgroup's 64 rows.
@@ -44,12 +49,25 @@ pub const TILE_WGMMA_WS: AttnTile = AttnTile {
     bn: 128,
     wgmma: true,
     pingpong: false,
+    overlap: false,
 };
 
 /// The same, its consumer warpgroups in ping-pong.
 pub const TILE_WGMMA_PP: AttnTile = AttnTile {
     pingpong: true,
     ..TILE_WGMMA_WS
+};
+
+/// The warp-specialised tile, each warpgroup's softmax beside its own P V.
+pub const TILE_WGMMA_OV: AttnTile = AttnTile {
+    overlap: true,
+    ..TILE_WGMMA_WS
+};
+
+/// Both: ping-pong turns, each covering a tile's S = Q K^T and the previous tile's P V.
+pub const TILE_WGMMA_PP_OV: AttnTile = AttnTile {
+    overlap: true,
+    ..TILE_WGMMA_PP
 };
 
 fn on_tile(p: Pipe) -> AttnVariant {
@@ -60,10 +78,12 @@ fn on_tile(p: Pipe) -> AttnVariant {
 /// rows, or (two warpgroups' rows) a producer warpgroup hands its registers to the consumers.
 fn wgmma(stages: u32, tile: AttnTile) -> AttnVariant {
     let ws = tile.bm > TILE_WGMMA.bm;
-    let tag = match (ws, tile.pingpong) {
-        (false, _) => "",
-        (true, false) => "-ws",
-        (true, true) => "-pp",
+    let tag = match (ws, tile.pingpong, tile.overlap) {
+        (false, _, _) => "",
+        (true, false, false) => "-ws",
+        (true, true, false) => "-pp",
+        (true, false, true) => "-ws-ov",
+        (true, true, true) => "-pp-ov",
     };
     Variant {
         name: format!("tma-wgmma{tag}-s{stages}"),
@@ -73,7 +93,8 @@ fn wgmma(stages: u32, tile: AttnTile) -> AttnVariant {
 
 /// The correct variants, `sync` first: register staging, cp.async at 2 and 3 stages, the TMA
 /// ring (sm_90) at 2 and 3, the TMA ring feeding wgmma (sm_90a) at 2 and 3, warp-specialised
-/// with two consumer warpgroups at 2 and 3, and those in ping-pong at 2 and 3.
+/// with two consumer warpgroups at 2 and 3, those in ping-pong at 2 and 3, and each with the
+/// softmax overlapping P V at 2 and 3.
 pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
     let mut all: Vec<AttnVariant> = [
         Pipe::with_stages(Mechanism::Sync, 1, false),
@@ -93,6 +114,10 @@ pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
         wgmma(3, TILE_WGMMA_WS),
         wgmma(2, TILE_WGMMA_PP),
         wgmma(3, TILE_WGMMA_PP),
+        wgmma(2, TILE_WGMMA_OV),
+        wgmma(3, TILE_WGMMA_OV),
+        wgmma(2, TILE_WGMMA_PP_OV),
+        wgmma(3, TILE_WGMMA_PP_OV),
     ]);
     all
 }
@@ -100,7 +125,8 @@ pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
 /// Deliberately broken variants, never timed or ranked: K or V read before its copy lands, a
 /// slot refilled while the P V MMAs still read it, a wrong phase on wrap, a rescale skipped when a
 /// row's maximum moves, the causal mask one key late, a tensor map's stride wrong; on the wgmma
-/// body, a slot released before its MMAs read it and a rescale skipped.
+/// body, a slot released before its MMAs read it and a rescale skipped; on the overlapped body, a
+/// slot released after its tile's softmax, while the next step's P V is still to read its V.
 pub fn controls(_dtype: DType) -> Vec<AttnVariant> {
     use Control::*;
     let cp = Pipe::cpasync(2, 16);
@@ -124,6 +150,11 @@ pub fn controls(_dtype: DType) -> Vec<AttnVariant> {
         ]
         .map(|(c, name)| Variant::control(wg.clone(), c, name)),
     );
+    all.push(Variant::control(
+        wgmma(2, TILE_WGMMA_OV),
+        EarlyRelease,
+        "ctl-tma-wgmma-ov-early-release",
+    ));
     all
 }
 
@@ -161,6 +192,7 @@ pub fn defines(v: &AttnVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DBN={}", v.shape.bn),
         format!("-DWGMMA={}", u32::from(v.shape.wgmma)),
         format!("-DPINGPONG={}", u32::from(v.shape.pingpong)),
+        format!("-DRELEASE_LAG={}", u32::from(v.shape.overlap)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if v.warp_specialized {
@@ -193,10 +225,12 @@ pub fn registers_handed_over(v: &AttnVariant) -> Option<u32> {
 
 /// The correct variant a variant's O is compared with bit for bit: `sync`, which runs the same
 /// compute body on the same tile; on wgmma (another summation order) the first ring on its tile,
-/// ping-pong's turns aside (they order the warpgroups, not any warpgroup's sums).
+/// ping-pong's turns and the overlap aside (they order the warpgroups and when P V runs, not any
+/// warpgroup's sums).
 pub fn twin<'a>(v: &AttnVariant, catalogue: &'a [AttnVariant]) -> Option<&'a AttnVariant> {
     let tile = AttnTile {
         pingpong: false,
+        overlap: false,
         ..v.shape
     };
     match v.shape.wgmma {
@@ -224,10 +258,13 @@ pub fn completion(v: &AttnVariant) -> String {
         }
         false => "",
     };
-    match v.shape.wgmma {
-        false => ring,
-        true => format!(
+    match (v.shape.wgmma, v.shape.overlap) {
+        (false, _) => ring,
+        (true, false) => format!(
             "{ring}{ws}; wgmma.wait_group 0 before the softmax reads S and before the slot's release{turns}"
+        ),
+        (true, true) => format!(
+            "{ring}{ws}; a tile's S = Q K^T and the previous tile's P V in flight together, wgmma.wait_group 1 before the softmax reads S, 0 before O is rescaled and the previous tile's slot is released (a step late){turns}"
         ),
     }
 }
@@ -245,6 +282,8 @@ mod tests {
             let want = match (v.shape.wgmma, v.warp_specialized) {
                 (false, _) => TILE,
                 (true, false) => TILE_WGMMA,
+                (true, true) if v.name.contains("-pp-ov-") => TILE_WGMMA_PP_OV,
+                (true, true) if v.name.contains("-ws-ov-") => TILE_WGMMA_OV,
                 (true, true) if v.name.contains("-pp-") => TILE_WGMMA_PP,
                 (true, true) => TILE_WGMMA_WS,
             };
@@ -272,10 +311,10 @@ mod tests {
         names.dedup();
         assert_eq!(n, names.len(), "unique names");
         for c in controls(DType::F16) {
-            let want = if c.shape.wgmma {
-                "tma-wgmma-s2"
-            } else {
-                "sync"
+            let want = match (c.shape.wgmma, c.warp_specialized) {
+                (false, _) => "sync",
+                (true, false) => "tma-wgmma-s2",
+                (true, true) => "tma-wgmma-ws-s2",
             };
             assert_eq!(twin(&c, &all).unwrap().name, want, "{}", c.name);
         }

@@ -177,10 +177,12 @@ impl Workload for Attention {
     }
 
     fn tile_label(&self, v: &AttnVariant, p: &Problem) -> String {
-        let on = match (v.shape.wgmma, v.shape.pingpong) {
-            (false, _) => "",
-            (true, false) => ", wgmma",
-            (true, true) => ", wgmma, ping-pong",
+        let on = match (v.shape.wgmma, v.shape.pingpong, v.shape.overlap) {
+            (false, _, _) => "",
+            (true, false, false) => ", wgmma",
+            (true, true, false) => ", wgmma, ping-pong",
+            (true, false, true) => ", wgmma, softmax beside P V",
+            (true, true, true) => ", wgmma, ping-pong, softmax beside P V",
         };
         format!(
             "{} q x {} keys, d {}{on}",
