@@ -23,14 +23,14 @@
 #define TMA_STORE 0  // 1: C leaves through shared memory and TMA stores (TMA + wgmma only)
 #endif
 #ifndef SPLIT_K
-#define SPLIT_K 0  // 1: the grid's blocks beyond one per tile split K; partial sums reduced in order (TMA + wgmma only)
+#define SPLIT_K 0  // 1: the grid's blocks beyond one per tile split K; partial sums reduced in order
 #endif
 #define TENSOR_CORES (DTYPE != 0)
 #define CE (COPY_BYTES / ESIZE)  // elements per copy unit
 static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp tile");
 static_assert(!PERSISTENT || WGMMA, "persistent blocks are built on the Hopper ring");
 static_assert((CLUSTER == 1 && !TMA_STORE) || WGMMA, "clusters and TMA stores are built on the Hopper ring");
-static_assert(!SPLIT_K || (WGMMA && !PERSISTENT && CLUSTER == 1 && !TMA_STORE), "split-K is built on the Hopper ring, one tile part per block");
+static_assert(!SPLIT_K || (!PERSISTENT && CLUSTER == 1 && !TMA_STORE), "split-K gives each block one part of one tile, stored from registers");
 static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
 
 // Kernel parameters, passed by value as a __grid_constant__. The host mirrors this layout
@@ -205,7 +205,7 @@ struct GemmTiles {
         }
     };
     __device__ __forceinline__ Step step(int k) const {
-        const int k0 = k * BK;
+        const int k0 = (kfirst + k) * BK;
 #if B_NK
         const elem_t* b = p.b + (long long)n0 * p.ldb + k0;
 #else
@@ -220,7 +220,7 @@ struct GemmTiles {
     __device__ __forceinline__ const char* plan_src(int k, int u, MonPlace& at) const {
         const bool is_a = u < A_UNITS;
         const int v = is_a ? u : u - A_UNITS, upr = is_a ? A_UPR : B_UPR;
-        const int r = v / upr, c = v % upr * CE, k0 = k * BK;
+        const int r = v / upr, c = v % upr * CE, k0 = (kfirst + k) * BK;
 #if B_NK
         at = is_a ? MonPlace{1, m0 + r, k0 + c, 0, p.m, p.k} : MonPlace{2, n0 + r, k0 + c, 0, p.n, p.k};
 #else
@@ -289,6 +289,32 @@ struct GemmTiles {
         store(row, col, v0);
         store(row, col + 1, v1);
     }
+#if SPLIT_K
+    // Split-K: every split writes its partial sums to its plane of the workspace; the last of
+    // the tile's splits to arrive (the counter, after a fence) adds the planes in split order,
+    // the same order on every run whichever arrives last, stores C and rearms the counter.
+    // The compute body's each_output(ctid, f) calls f(row, col, v) for each of this thread's
+    // accumulators v inside C.
+    template <class Body>
+    __device__ __forceinline__ void reduce(int ctid, const Body& body) const {
+        __shared__ u32 last;
+        const long long plane = (long long)p.m * p.n;
+        body.each_output(ctid, [&](int row, int col, float v) { __stcg(p.workspace + split * plane + (long long)row * p.n + col, v); });
+        __threadfence();
+        named_barrier_sync(1, CONSUMERS);
+        if (ctid == 0) last = atomicAdd(p.counters + tile, 1U) == (u32)(splits - 1);
+        named_barrier_sync(1, CONSUMERS);
+        if (!last) return;
+        __threadfence();
+        body.each_output(ctid, [&](int row, int col, float) {
+            float sum = 0.0f;
+            for (int s = 0; s < splits; ++s) sum += __ldcg(p.workspace + s * plane + (long long)row * p.n + col);
+            store(row, col, sum);
+        });
+        if (ctid == 0) p.counters[tile] = 0U;
+    }
+#endif
+
     __device__ __forceinline__ static elem_t from_float(float v) {
 #if DTYPE == 0
         return v;

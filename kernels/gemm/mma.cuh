@@ -60,15 +60,29 @@ struct Gemm : GemmTiles {
         }
     }
 
-    // Accumulator e of a 16 x 8 tile sits at row lane / 4 (+ 8 for e >= 2), column 2 (lane % 4) + e % 2.
-    __device__ __forceinline__ void finish(int ctid) const {
+    // Calls f(row, col, v) for each of this thread's accumulators v: accumulator e of a 16 x 8
+    // tile sits at row lane / 4 (+ 8 for e >= 2), column 2 (lane % 4) + e % 2.
+    template <class F>
+    __device__ __forceinline__ void each_output(int ctid, F f) const {
         const int lane = ctid & 31;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
             for (int j = 0; j < NI; ++j)
 #pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    store(m0 + wm + i * 16 + lane / 4 + e / 2 * 8, n0 + wn + j * 8 + lane % 4 * 2 + e % 2, acc[i][j][e]);
+                for (int e = 0; e < 4; ++e) {
+                    const int row = m0 + wm + i * 16 + lane / 4 + e / 2 * 8, col = n0 + wn + j * 8 + lane % 4 * 2 + e % 2;
+                    if (row < p.m && col < p.n) f(row, col, acc[i][j][e]);
+                }
+    }
+
+    __device__ __forceinline__ void finish(int ctid) const {
+#if SPLIT_K
+        if (splits > 1) {
+            reduce(ctid, *this);
+            return;
+        }
+#endif
+        each_output(ctid, [&](int row, int col, float v) { store(row, col, v); });
     }
 };

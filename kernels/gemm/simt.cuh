@@ -8,6 +8,7 @@
 #define TN 8
 static_assert(BM == 32 * WARPS_M && BN == 64 * WARPS_N, "f32 warp tiles are 32 x 64");
 static_assert(BK % 2 == 0, "the f32 body reads k in pairs");
+static_assert(!SPLIT_K, "split-K is built for the tensor-core bodies");
 
 struct Gemm : GemmTiles {
     float acc[TM][TN];

@@ -75,7 +75,7 @@ struct Gemm : GemmTiles {
     __device__ __forceinline__ void finish(int ctid) const {
 #if SPLIT_K
         if (splits > 1) {
-            reduce(ctid);
+            reduce(ctid, *this);
             return;
         }
 #endif
@@ -122,8 +122,8 @@ struct Gemm : GemmTiles {
 #else
 
 #if SPLIT_K
-    // Calls f(row, col, i, a) for each of this thread's accumulators acc[i][a] that lies inside C
-    // (the epilogue's mapping, below).
+    // Calls f(row, col, v) for each of this thread's accumulators v that lies inside C (the
+    // epilogue's mapping, below).
     template <class F>
     __device__ __forceinline__ void each_output(int ctid, F f) const {
         const int lane = ctid & 31, row0 = m0 + ctid / 128 * (BM / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
@@ -132,29 +132,8 @@ struct Gemm : GemmTiles {
 #pragma unroll
             for (int a = 0; a < BN / 2; ++a) {
                 const int row = row0 + i * 64 + a % 4 / 2 * 8, col = n0 + a / 4 * 8 + lane % 4 * 2 + a % 2;
-                if (row < p.m && col < p.n) f(row, col, i, a);
+                if (row < p.m && col < p.n) f(row, col, acc[i][a]);
             }
-    }
-
-    // Split-K: every split writes its partial sums to its plane of the workspace; the last of
-    // the tile's splits to arrive (the counter, after a fence) adds the planes in split order,
-    // the same order on every run whichever arrives last, stores C and rearms the counter.
-    __device__ __forceinline__ void reduce(int ctid) const {
-        __shared__ u32 last;
-        const long long plane = (long long)p.m * p.n;
-        each_output(ctid, [&](int row, int col, int i, int a) { __stcg(p.workspace + split * plane + (long long)row * p.n + col, acc[i][a]); });
-        __threadfence();
-        named_barrier_sync(1, CONSUMERS);
-        if (ctid == 0) last = atomicAdd(p.counters + tile, 1U) == (u32)(splits - 1);
-        named_barrier_sync(1, CONSUMERS);
-        if (!last) return;
-        __threadfence();
-        each_output(ctid, [&](int row, int col, int, int) {
-            float sum = 0.0f;
-            for (int s = 0; s < splits; ++s) sum += __ldcg(p.workspace + s * plane + (long long)row * p.n + col);
-            store(row, col, sum);
-        });
-        if (ctid == 0) p.counters[tile] = 0U;
     }
 #endif
 

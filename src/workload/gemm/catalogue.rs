@@ -2,7 +2,7 @@
 //! precision family every mechanism runs the same tile, so only movement differs; a tuned tile per
 //! family shows what the fastest configuration reaches.
 
-use super::tile::{GemmVariant, Tile, on_tile, tuned};
+use super::tile::{GemmVariant, Tile, on_tile, split_k_on_tile, tuned};
 use super::{Layout, Problem};
 use crate::dtype::DType;
 use crate::pipeline::{
@@ -33,6 +33,10 @@ pub fn catalogue(dtype: DType) -> Vec<GemmVariant> {
         v.push(on_tile(Pipe::cpasync(3, 16), t, true));
     }
     if dtype != DType::F32 {
+        // decode: a few rows of A on tiles of their size, split-K filling the GPU
+        for t in Tile::decode() {
+            v.extend([4, 6].map(|s| split_k_on_tile(Pipe::cpasync(s, 16), t)));
+        }
         v.extend(super::hopper::catalogue());
     }
     v
@@ -101,10 +105,11 @@ pub fn fit(v: &GemmVariant, problems: &[&Problem]) -> GemmVariant {
                 },
             };
             let shape = v.shape;
-            Variant {
-                shape,
-                ..on_tile(pipe, shape.tile, tuned(v))
-            }
+            let named = match shape.split_k {
+                true => split_k_on_tile(pipe, shape.tile),
+                false => on_tile(pipe, shape.tile, tuned(v)),
+            };
+            Variant { shape, ..named }
         }
         None => v.clone(),
     }
@@ -316,6 +321,44 @@ mod tests {
         let sync = fit(&catalogue(DType::Bf16)[0], &[&odd]);
         assert_eq!(sync.copy_bytes, 2);
         assert!(can_implement(&sync, &odd).is_ok());
+    }
+
+    #[test]
+    fn decode_tiles_split_k_on_cp_async_and_keep_it_when_narrowed() {
+        assert!(catalogue(DType::F32).iter().all(|v| !v.shape.split_k));
+        let sk: Vec<GemmVariant> = catalogue(DType::Bf16)
+            .into_iter()
+            .filter(|v| v.shape.split_k && !v.shape.tile.wgmma)
+            .collect();
+        let names: Vec<&str> = sk.iter().map(|v| v.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "cpasync-cg16-s4-sk-16x128x64-4w",
+                "cpasync-cg16-s6-sk-16x128x64-4w",
+                "cpasync-cg16-s4-sk-32x128x64-4w",
+                "cpasync-cg16-s6-sk-32x128x64-4w",
+                "cpasync-cg16-s4-sk-64x128x64-4w",
+                "cpasync-cg16-s6-sk-64x128x64-4w"
+            ]
+        );
+        let decode = Problem::new(16, 14336, 4096, Layout::Nk, DType::Bf16).unwrap();
+        let d = defines(&sk[0], &decode, Instrument::CLEAN);
+        for want in [
+            "-DSPLIT_K=1",
+            "-DBM=16",
+            "-DWARPS_M=1",
+            "-DWARPS_N=4",
+            "-DWGMMA=0",
+        ] {
+            assert!(d.contains(&want.to_string()), "{want} in {d:?}");
+        }
+        // rows of 1002 elements take 4-byte copies: the name says so and keeps its split
+        let odd = Problem::new(16, 64, 1002, Layout::Nk, DType::Bf16).unwrap();
+        let f = fit(&sk[0], &[&odd]);
+        assert_eq!(f.name, "cpasync-ca4-s4-sk-16x128x64-4w");
+        assert!(f.shape.split_k && f.copy_bytes == 4);
+        assert!(can_implement(&f, &odd).is_ok());
     }
 
     #[test]

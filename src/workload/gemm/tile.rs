@@ -47,6 +47,18 @@ impl Tile {
         }
     }
 
+    /// The decode tiles (f16/bf16, mma.sync): 16 and 32 rows of A on four warps side by side
+    /// along N (warp tiles 16 x 32 and 32 x 32), and 64 rows on 2 x 2 warps of 32 x 64, each 128
+    /// columns of B by 64-wide slices: a few rows of A (a decode step's tokens) fill a tile of
+    /// their own size instead of a 128-row tile that is mostly zeros.
+    pub fn decode() -> [Tile; 3] {
+        [
+            Tile::new(16, 128, 64, 1, 4, 1),
+            Tile::new(32, 128, 64, 1, 4, 1),
+            Tile::new(64, 128, 64, 2, 2, 1),
+        ]
+    }
+
     pub(super) const fn new(
         bm: u32,
         bn: u32,
@@ -147,4 +159,15 @@ pub fn on_tile(pipe: Pipe, tile: Tile, tuned: bool) -> GemmVariant {
 /// Whether `v`'s name carries its tile (a tuned tile's variant).
 pub(super) fn tuned(v: &GemmVariant) -> bool {
     v.name.ends_with(&format!("-{}", v.shape.tile.label()))
+}
+
+/// `pipe` on `tile` with split-K, named for both: cpasync-cg16-s4 -> cpasync-cg16-s4-sk-16x128x64-4w.
+pub fn split_k_on_tile(pipe: Pipe, tile: Tile) -> GemmVariant {
+    Variant {
+        name: format!("{}-sk-{}", pipe.name, tile.label()),
+        ..pipe.shaped(GemmShape {
+            split_k: true,
+            ..GemmShape::plain(tile)
+        })
+    }
 }
