@@ -107,15 +107,20 @@ __device__ __forceinline__ void produce(Mon& m, const W& w, u64* full, u64* empt
     m.published(s, k);
 }
 
+// What follows a consumer thread's release of step k's slot.
+template <class W>
+__device__ __forceinline__ void released_step(W& w, int k, int ctid, bool rec) {
+    trace(w.ctl(), k, EV_RELEASE, rec);
+    perturb(w.ctl(), k, EDGE_AFTER_RELEASE);
+    w.after_release(k, ctid);
+}
+
 // A consumer thread's release of step k's slot s, once the compute body has finished reading it.
 template <class W>
 __device__ __forceinline__ void release_step(Mon& m, W& w, u64* empty, int k, int s, int ctid, bool rec) {
-    const Ctl& c = w.ctl();
     __syncwarp();
     if ((ctid & 31) == 0) ring_release(m, &empty[s], s, k, w.cta_rank());
-    trace(c, k, EV_RELEASE, rec);
-    perturb(c, k, EDGE_AFTER_RELEASE);
-    w.after_release(k, ctid);
+    released_step(w, k, ctid, rec);
 }
 
 // Consumes step k: wait full, compute, release. After an abort it computes on whatever the slot
@@ -146,7 +151,9 @@ __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int
     perturb(c, k, EDGE_RELEASE);
 #if CONTROL == CTL_EARLY_RELEASE && RELEASE_LAG
     release_step(m, w, empty, k, s, ctid, rec);  // a step early: the next body still reads it
-#elif CONTROL != CTL_EARLY_RELEASE
+#elif CONTROL == CTL_EARLY_RELEASE
+    released_step(w, k, ctid, rec);  // released before the body read it
+#else
     if (k >= RELEASE_LAG) release_step(m, w, empty, k - RELEASE_LAG, done.slot(), ctid, rec);
 #endif
 }
