@@ -7,7 +7,7 @@
 //
 // Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
 // B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, TMA_STORE, CLUSTER,
-// and the pipeline's MECH,
+// SPLIT_K, SWAP_AB, and the pipeline's MECH,
 // STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"
@@ -25,11 +25,15 @@
 #ifndef SPLIT_K
 #define SPLIT_K 0  // 1: the grid's blocks beyond one per tile split K; partial sums reduced in order
 #endif
+#ifndef SWAP_AB
+#define SWAP_AB 0  // 1: wgmma computes C^T = B A^T, its 64-row side along B's rows (a decode step's few rows of A)
+#endif
 #define TENSOR_CORES (DTYPE != 0)
 #define CE (COPY_BYTES / ESIZE)  // elements per copy unit
 static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp tile");
 static_assert(!PERSISTENT || WGMMA, "persistent blocks are built on the Hopper ring");
 static_assert((CLUSTER == 1 && !TMA_STORE) || WGMMA, "clusters and TMA stores are built on the Hopper ring");
+static_assert(!SWAP_AB || WGMMA, "operands swap on the Hopper body");
 static_assert(!SPLIT_K || (!PERSISTENT && CLUSTER == 1 && !TMA_STORE), "split-K gives each block one part of one tile, stored from registers");
 static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
 

@@ -348,6 +348,41 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], u64 desc_a, u6
         : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
 }
 
+// The narrow forms, for tiles whose N is a few rows of A (decode, operands swapped), and the
+// one entry point over every N.
+#define WG_F8(b) "+f"(d[b]), "+f"(d[b + 1]), "+f"(d[b + 2]), "+f"(d[b + 3]), "+f"(d[b + 4]), "+f"(d[b + 5]), "+f"(d[b + 6]), "+f"(d[b + 7])
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], u64 desc_a, u64 desc_b, u32 scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n16k16.f32." WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7}, %8, %9, p, 1, 1, 0, %11;\n}\n"
+                 : WG_F8(0)
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], u64 desc_a, u64 desc_b, u32 scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n32k16.f32." WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, %19;\n}\n"
+                 : WG_F8(0), WG_F8(8)
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+}
+template <int TRANS_B>
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], u64 desc_a, u64 desc_b, u32 scale_d) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32." WGMMA_TYPES " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, %35;\n}\n"
+                 : WG_F8(0), WG_F8(8), WG_F8(16), WG_F8(24)
+                 : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(TRANS_B));
+}
+template <int N, int TRANS_B>
+__device__ __forceinline__ void wgmma_ss(float (&d)[N / 2], u64 desc_a, u64 desc_b, u32 scale_d) {
+    static_assert(N == 16 || N == 32 || N == 64 || N == 128 || N == 256, "wgmma with both operands in shared memory is wrapped for N = 16, 32, 64, 128, 256");
+    if constexpr (N == 16) wgmma_m64n16k16<TRANS_B>(d, desc_a, desc_b, scale_d);
+    else if constexpr (N == 32) wgmma_m64n32k16<TRANS_B>(d, desc_a, desc_b, scale_d);
+    else if constexpr (N == 64) wgmma_m64n64k16<TRANS_B>(d, desc_a, desc_b, scale_d);
+    else if constexpr (N == 128) wgmma_m64n128k16<TRANS_B>(d, desc_a, desc_b, scale_d);
+    else wgmma_m64n256k16<TRANS_B>(d, desc_a, desc_b, scale_d);
+}
+
+
 // D (+)= A * B for a 64 x N x 16 step of the warpgroup with A from registers (each warp's 16
 // rows as mma.sync m16n8k16's A fragment) and B through its descriptor, K-major or, with TRANS_B
 // 1, MN-major; scale_d 0 ignores d's old value. d[j][e] is the accumulator layout of N / 8

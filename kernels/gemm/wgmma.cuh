@@ -1,16 +1,25 @@
-// The Hopper compute body: wgmma m64nBNk16 with f32 accumulators, both operands read from the
+// The Hopper compute body: wgmma m64nNk16 with f32 accumulators, both operands read from the
 // slot through shared-memory descriptors, in the 128-byte swizzle the TMA boxes landed in. Consumer
-// warpgroup g computes rows [g, g + 1) x BM / WGS of the tile as MI blocks of 64 rows x BN.
+// warpgroup g computes rows [g, g + 1) x WG_M / WGS of the tile as MI blocks of 64 rows x WG_N:
+// of C (WG_M = BM, WG_N = BN), or with SWAP_AB of C^T = B A^T (WG_M = BN, WG_N = BM), where the
+// tile's rows of A are a decode step's few tokens, too few for wgmma's 64 rows but not for its N.
 #pragma once
 
+#if SWAP_AB
+#define WG_M BN
+#define WG_N BM
+#else
+#define WG_M BM
+#define WG_N BN
+#endif
 #define WGS (CONSUMERS / 128)
-#define MI (BM / WGS / 64)
-static_assert(CONSUMERS % 128 == 0 && MI >= 1 && BM == WGS * MI * 64, "whole warpgroups of whole 64-row blocks");
+#define MI (WG_M / WGS / 64)
+static_assert(CONSUMERS % 128 == 0 && MI >= 1 && WG_M == WGS * MI * 64, "whole warpgroups of whole 64-row blocks");
 static_assert(BK * ESIZE == 128 && TENSOR_CORES, "16-bit K slices of one 128-byte swizzle row");
-static_assert(BN == 128 || BN == 256, "wgmma is wrapped for N = 128 and 256");
+static_assert(!SWAP_AB || (B_NK && !PERSISTENT && !TMA_STORE), "operands swap where both are K-major, one tile a block, C stored from registers");
 
 struct Gemm : GemmTiles {
-    float acc[MI][BN / 2];
+    float acc[MI][WG_N / 2];
     Cursor storing;  // the consumers': the step being computed
 
     __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params), storing(first()) {}
@@ -19,7 +28,7 @@ struct Gemm : GemmTiles {
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int r = 0; r < BN / 2; ++r) acc[i][r] = 0.0f;
+            for (int r = 0; r < WG_N / 2; ++r) acc[i][r] = 0.0f;
     }
 
     // Adds the slot's K slice to the accumulators, waits until the MMAs have retired their
@@ -29,35 +38,32 @@ struct Gemm : GemmTiles {
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
         perturb(p.ctl, k, EDGE_COMPUTE);
-        const u32 sa = smem_addr(slot) + ctid / 128 * (BM / WGS) * 128, sb = smem_addr(slot) + TileA::BYTES;
-#pragma unroll
-        for (int i = 0; i < MI; ++i)
-#pragma unroll
-            for (int r = 0; r < BN / 2; ++r) fence_operand(acc[i][r]);
+        // wgmma's A: the slot's rows along WG_M (A's, or B's when swapped), this warpgroup's part
+        const u32 sa = smem_addr(slot) + (SWAP_AB ? TileA::BYTES : 0) + ctid / 128 * (WG_M / WGS) * 128;
+        const u32 sb = smem_addr(slot) + (SWAP_AB ? 0 : TileA::BYTES);
+        fence_accumulators();
         wgmma_fence();
 #pragma unroll
         for (int kk = 0; kk < BK / 16; ++kk) {
-#if B_NK
+#if B_NK || SWAP_AB
             const u64 db = smem_desc_sw128(sb + kk * 32, 16);
 #else
             const u64 db = smem_desc_sw128(sb + kk * 16 * 128, BK * 128);
 #endif
 #pragma unroll
-            for (int i = 0; i < MI; ++i) {
-                const u64 da = smem_desc_sw128(sa + i * 64 * 128 + kk * 32, 16);
-#if BN == 256
-                wgmma_m64n256k16<1 - B_NK>(acc[i], da, db, 1);
-#else
-                wgmma_m64n128k16<1 - B_NK>(acc[i], da, db, 1);
-#endif
-            }
+            for (int i = 0; i < MI; ++i)
+                wgmma_ss<WG_N, 1 - (B_NK || SWAP_AB)>(acc[i], smem_desc_sw128(sa + i * 64 * 128 + kk * 32, 16), db, 1);
         }
         mma_commit();
         mma_wait<0>();
+        fence_accumulators();
+    }
+
+    __device__ __forceinline__ void fence_accumulators() {
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int r = 0; r < BN / 2; ++r) fence_operand(acc[i][r]);
+            for (int r = 0; r < WG_N / 2; ++r) fence_operand(acc[i][r]);
     }
 
 #if PERSISTENT
@@ -121,24 +127,29 @@ struct Gemm : GemmTiles {
     }
 #else
 
-#if SPLIT_K
-    // Calls f(row, col, v) for each of this thread's accumulators v that lies inside C (the
-    // epilogue's mapping, below).
+    // Calls f(row, col, v) for each of this thread's accumulators v that lies inside C:
+    // accumulator 4j + e of a 64-row block sits at its row 16 x warp + lane / 4 (+ 8 for e >= 2),
+    // column 8j + 2 (lane % 4) + e % 2, a row and column of C^T when swapped.
     template <class F>
     __device__ __forceinline__ void each_output(int ctid, F f) const {
-        const int lane = ctid & 31, row0 = m0 + ctid / 128 * (BM / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
+        const int lane = ctid & 31, r0 = ctid / 128 * (WG_M / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
-            for (int a = 0; a < BN / 2; ++a) {
-                const int row = row0 + i * 64 + a % 4 / 2 * 8, col = n0 + a / 4 * 8 + lane % 4 * 2 + a % 2;
+            for (int a = 0; a < WG_N / 2; ++a) {
+                const int r = r0 + i * 64 + a % 4 / 2 * 8, c = a / 4 * 8 + lane % 4 * 2 + a % 2;
+                const int row = m0 + (SWAP_AB ? c : r), col = n0 + (SWAP_AB ? r : c);
                 if (row < p.m && col < p.n) f(row, col, acc[i][a]);
             }
     }
-#endif
 
-    // Accumulator 4j + e of a 64-row block sits at row 16 x warp + lane / 4 (+ 8 for e >= 2),
-    // column 8j + 2 (lane % 4) + e % 2: pairs of adjacent columns.
+#if SWAP_AB
+    // Adjacent accumulators are adjacent rows of C: one element at a time (a decode step's C is small).
+    __device__ __forceinline__ void epilogue(int ctid, int, int) const {
+        each_output(ctid, [&](int row, int col, float v) { store(row, col, v); });
+    }
+#else
+    // The accumulators as each_output places them: pairs of adjacent columns.
     __device__ __forceinline__ void epilogue(int ctid, int m, int n) const {
         const int lane = ctid & 31, row0 = m + ctid / 128 * (BM / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
 #pragma unroll
@@ -149,5 +160,6 @@ struct Gemm : GemmTiles {
                 for (int h = 0; h < 2; ++h)
                     store2(row0 + i * 64 + h * 8, n + j * 8 + lane % 4 * 2, acc[i][4 * j + 2 * h], acc[i][4 * j + 2 * h + 1]);
     }
+#endif
 #endif
 };

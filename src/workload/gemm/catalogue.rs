@@ -126,6 +126,9 @@ pub fn can_implement(v: &GemmVariant, p: &Problem) -> Result<(), String> {
     {
         return Err(why);
     }
+    if v.shape.tile.swap_ab && p.layout != Layout::Nk {
+        return Err("the swapped tile reads B's rows as wgmma's K-major A operand: B must be [N x K] (--layout nk)".into());
+    }
     if v.mechanism == Mechanism::Tma {
         let stored = v.shape.tma_store.then_some(("C (N)", p.ldc()));
         for (name, ld) in [("A (K)", p.lda()), ("B", p.ldb())]
@@ -214,6 +217,7 @@ pub fn defines(v: &GemmVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DCLUSTER={}", v.shape.cluster),
         format!("-DTMA_STORE={}", u32::from(v.shape.tma_store)),
         format!("-DSPLIT_K={}", u32::from(v.shape.split_k)),
+        format!("-DSWAP_AB={}", u32::from(t.swap_ab)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if registers_handed_over(v).is_some() {

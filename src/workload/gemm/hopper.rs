@@ -26,6 +26,17 @@ impl Tile {
             ..Tile::new(64, 128, 64, 4, 1, 1)
         }
     }
+
+    /// A Hopper tile of `rows` rows of A (16 or 32) by 128 of B, operands swapped: one warpgroup's
+    /// wgmma m64n`rows`k16 on two 64-row blocks of B's rows, so no MMA computes rows past a
+    /// decode step's tokens.
+    pub fn hopper_swapped(rows: u32) -> Tile {
+        Tile {
+            wgmma: true,
+            swap_ab: true,
+            ..Tile::new(rows, 128, 64, 4, 1, 1)
+        }
+    }
 }
 
 /// The steps of the Hopper ladder as built, in order: what each adds over the one before.
@@ -123,7 +134,8 @@ pub(super) fn split_k(stages: u32, tile: Tile) -> GemmVariant {
 }
 
 /// The Hopper variants of a 16-bit catalogue: the plain ring at 2..6 stages, warp-specialised at
-/// 2..4, persistent at 3 and 4, the cluster and TMA-store rungs at 4, and split-K for few tiles.
+/// 2..4, persistent at 3 and 4, the cluster and TMA-store rungs at 4, and split-K for few tiles
+/// (on 128-row tiles, on 64, and on 16 and 32 with the operands swapped).
 pub(super) fn catalogue() -> Vec<GemmVariant> {
     let persistent = Build {
         persistent: true,
@@ -162,6 +174,9 @@ pub(super) fn catalogue() -> Vec<GemmVariant> {
             split_k(3, Tile::hopper(false)),
             split_k(4, Tile::hopper_short()),
             split_k(6, Tile::hopper_short()),
+            split_k(6, Tile::hopper_swapped(16)),
+            split_k(8, Tile::hopper_swapped(16)),
+            split_k(6, Tile::hopper_swapped(32)),
         ])
         .collect()
 }
@@ -252,7 +267,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.shape.tile.wgmma)
             .collect();
-        assert_eq!(hopper.len(), 18);
+        assert_eq!(hopper.len(), 21);
         for v in &hopper {
             assert_eq!(
                 v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
@@ -341,6 +356,25 @@ mod tests {
         );
         assert!(defines(&short, &decode, Instrument::CLEAN).contains(&"-DSPLIT_K=1".to_string()));
         assert!(completion(&short).contains("split order"));
+        // 16 rows of A, operands swapped: B's 128 rows on wgmma's side of 64, A's 16 on its N
+        let swapped = split_k(6, Tile::hopper_swapped(16));
+        assert_eq!(swapped.name, "tma-wgmma-sk-s6-16x128x64-4w-swap");
+        let d = defines(&swapped, &decode, Instrument::CLEAN);
+        for want in ["-DSWAP_AB=1", "-DBM=16", "-DBN=128", "-DSPLIT_K=1"] {
+            assert!(d.contains(&want.to_string()), "{want} in {d:?}");
+        }
+        assert_eq!(
+            swapped.shape.tile.slot_bytes(DType::Bf16, Layout::Nk),
+            144 * 128
+        );
+        assert!(can_implement(&swapped, &decode).is_ok());
+        let kn = Problem::new(16, 14336, 4096, Layout::Kn, DType::Bf16).unwrap();
+        let why = can_implement(&swapped, &kn).unwrap_err();
+        assert!(
+            why.contains("[N x K]") && why.contains("--layout nk"),
+            "{why}"
+        );
+        assert!(!defines(&short, &decode, Instrument::CLEAN).contains(&"-DSWAP_AB=1".to_string()));
     }
 
     #[test]

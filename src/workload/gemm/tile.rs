@@ -7,7 +7,8 @@ use serde::{Deserialize, Serialize};
 
 /// A block tile: BM x BN outputs, BK-wide K slices, WARPS_M x WARPS_N warps, and the blocks per SM
 /// the register budget must allow (`__launch_bounds__`); `wgmma`: computed by warpgroups on
-/// Hopper's wgmma (sm_90a), the warps grouped in fours.
+/// Hopper's wgmma (sm_90a), the warps grouped in fours; `swap_ab`: wgmma computes C^T = B A^T, its
+/// 64-row side along B's rows and its N along the tile's few rows of A (decode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Tile {
     pub bm: u32,
@@ -18,6 +19,8 @@ pub struct Tile {
     pub min_blocks: u32,
     #[serde(default)]
     pub wgmma: bool,
+    #[serde(default)]
+    pub swap_ab: bool,
 }
 
 impl Tile {
@@ -75,6 +78,7 @@ impl Tile {
             warps_n,
             min_blocks,
             wgmma: false,
+            swap_ab: false,
         }
     }
 
@@ -103,7 +107,8 @@ impl Tile {
             String::new()
         };
         let warps = self.warps_m * self.warps_n;
-        format!("{}x{}x{}-{warps}w{blocks}", self.bm, self.bn, self.bk)
+        let swap = if self.swap_ab { "-swap" } else { "" };
+        format!("{}x{}x{}-{warps}w{blocks}{swap}", self.bm, self.bn, self.bk)
     }
 }
 
