@@ -174,7 +174,8 @@ fn every_build_compiles_and_attests() {
 }
 
 /// `tilepipe sass` on attention's and GEMM's wgmma rings built from a copy of kernels/ whose
-/// consumers skip their last wgmma wait: each names the MMA still in flight at the release.
+/// consumers skip their last wgmma wait (the overlapped ring's: the wait after its last P V, in
+/// flush): each names the MMA still in flight at the release.
 #[test]
 #[cfg_attr(
     not(all(nvrtc_found, disassemblers_found)),
@@ -200,11 +201,12 @@ fn a_wgmma_still_in_flight_at_a_release_is_named() {
         }
     };
     copy(&root.join("kernels"), dir.path());
-    let unwait = |file: &str, wait: &str| {
+    // the last `from` in `file` becomes `to`
+    let mutate = |file: &str, from: &str, to: &str| {
         let path = dir.path().join(file);
         let text = std::fs::read_to_string(&path).unwrap();
-        let (last, _) = text.rmatch_indices(wait).next().unwrap();
-        let cut = format!("{}{}", &text[..last], &text[last + wait.len()..]);
+        let (last, _) = text.rmatch_indices(from).next().unwrap();
+        let cut = format!("{}{to}{}", &text[..last], &text[last + from.len()..]);
         std::fs::write(path, cut).unwrap();
     };
     let sass = |kernels: Option<&std::path::Path>, args: &[&str]| {
@@ -218,13 +220,25 @@ fn a_wgmma_still_in_flight_at_a_release_is_named() {
     };
     let attention = ["tma-wgmma-s2", "--workload", "attention"];
     let gemm = ["tma-wgmma-ws-s4", "--workload", "gemm", "--layout", "nk"];
-    for args in [&attention[..], &gemm[..]] {
+    let overlap = ["tma-wgmma-ws-ov-s2", "--workload", "attention"];
+    for args in [&attention[..], &gemm[..], &overlap[..]] {
         let clean = sass(None, args);
         assert!(clean.contains("protocol: every one of"), "{clean}");
     }
-    unwait("attention/wgmma.cuh", "        mma_wait<0>();\n");
-    unwait("gemm/wgmma.cuh", "        mma_wait<0>();\n");
-    for args in [&attention[..], &gemm[..]] {
+    // the wait after P V of the body without the overlap
+    mutate(
+        "attention/wgmma.cuh",
+        "#if !RELEASE_LAG\n        pv();\n        mma_wait<0>();\n",
+        "#if !RELEASE_LAG\n        pv();\n",
+    );
+    // and with the overlap, the wait after the last P V (flush), before its slot's late release
+    mutate(
+        "attention/wgmma.cuh",
+        "        pv();\n        mma_wait<0>();\n",
+        "        pv();\n",
+    );
+    mutate("gemm/wgmma.cuh", "        mma_wait<0>();\n", "");
+    for args in [&attention[..], &gemm[..], &overlap[..]] {
         let broken = sass(Some(dir.path()), args);
         assert!(
             broken.contains("protocol: HAZARD: the wgmma at")
