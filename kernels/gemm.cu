@@ -293,6 +293,18 @@ struct GemmTiles {
         store(row, col, v0);
         store(row, col + 1, v1);
     }
+    // With more than one part of K, reduces them (below) and stores C: true; else C is the body's.
+    template <class Body>
+    __device__ __forceinline__ bool split_reduced(int ctid, const Body& body) const {
+#if SPLIT_K
+        if (splits > 1) {
+            reduce(ctid, body);
+            return true;
+        }
+#endif
+        return false;
+    }
+
 #if SPLIT_K
     // Split-K: every split writes its partial sums to its plane of the workspace; the last of
     // the tile's splits to arrive (the counter, after a fence) adds the planes in split order,

@@ -77,12 +77,7 @@ struct Gemm : GemmTiles {
     }
 
     __device__ __forceinline__ void finish(int ctid) const {
-#if SPLIT_K
-        if (splits > 1) {
-            reduce(ctid, *this);
-            return;
-        }
-#endif
+        if (split_reduced(ctid, *this)) return;
         each_output(ctid, [&](int row, int col, float v) { store(row, col, v); });
     }
 };

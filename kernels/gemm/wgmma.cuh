@@ -79,12 +79,7 @@ struct Gemm : GemmTiles {
 #endif
 
     __device__ __forceinline__ void finish(int ctid) const {
-#if SPLIT_K
-        if (splits > 1) {
-            reduce(ctid, *this);
-            return;
-        }
-#endif
+        if (split_reduced(ctid, *this)) return;
 #if !PERSISTENT
         epilogue(ctid, m0, n0);
 #endif
