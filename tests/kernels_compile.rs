@@ -228,14 +228,14 @@ fn a_wgmma_still_in_flight_at_a_release_is_named() {
     // the wait after P V of the body without the overlap
     mutate(
         "attention/wgmma.cuh",
-        "#if !RELEASE_LAG\n        pv();\n        mma_wait<0>();\n",
-        "#if !RELEASE_LAG\n        pv();\n",
+        "#if !RELEASE_LAG\n        pv(k);\n        mma_wait<0>();\n",
+        "#if !RELEASE_LAG\n        pv(k);\n",
     );
     // and with the overlap, the wait after the last P V (flush), before its slot's late release
     mutate(
         "attention/wgmma.cuh",
-        "        pv();\n        mma_wait<0>();\n",
-        "        pv();\n",
+        "        pv(steps() - 1);\n        mma_wait<0>();\n",
+        "        pv(steps() - 1);\n",
     );
     mutate("gemm/wgmma.cuh", "        mma_wait<0>();\n", "");
     for args in [&attention[..], &gemm[..], &overlap[..]] {

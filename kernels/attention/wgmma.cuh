@@ -23,6 +23,14 @@ static_assert(!PINGPONG || (WS && CONSUMERS == 256), "ping-pong takes turns betw
 // gives (256 threads: one warpgroup waiting, the other arriving).
 #define PP_BAR 8
 
+// The timeline's body events of a key tile, per consumer warpgroup (common/hooks.cuh): S = Q K^T
+// issued and retired (the softmax begins), the softmax ended, P V issued and retired.
+#define EV_S_ISSUED 0
+#define EV_S_RETIRED 1
+#define EV_SOFTMAX_END 2
+#define EV_PV_ISSUED 3
+#define EV_PV_RETIRED 4
+
 struct Attention : AttnRows {
     u32 pa[SN / 2][4];  // P of the last tile's softmax, P V's A operand (read by the MMA until it retires)
     u32 sv;             // that tile's V in its slot
@@ -45,6 +53,11 @@ struct Attention : AttnRows {
             for (int e = 0; e < 4; ++e) fence_operand(x[j][e]);
     }
 
+    // Body event ev of key tile k, by each warpgroup's first thread.
+    __device__ __forceinline__ void mark(int k, int ev) const {
+        trace(p.ctl, k, EV_BODY + (int)threadIdx.x / 128 * BODY_EVENTS + ev, threadIdx.x % 128 == 0);
+    }
+
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
@@ -65,12 +78,13 @@ struct Attention : AttnRows {
         for (int kk = 0; kk < D / 16; ++kk)
             wgmma_rs<0>(s, qf[kk], smem_desc_sw128(sk + kk / 4 * BN * 128 + kk % 4 * 32, 16), kk > 0);
         mma_commit();
+        mark(k, EV_S_ISSUED);
 #if PINGPONG
         // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
         if (g == 0 || k + 1 < steps()) named_barrier_arrive(PP_BAR + 1 - g, 256);
 #endif
 #if RELEASE_LAG
-        if (k > 0) pv();
+        if (k > 0) pv(k - 1);
 #endif
 #if RELEASE_LAG
         if (k > 0) mma_wait<1>();  // S; the previous tile's P V runs on beside the softmax
@@ -79,10 +93,13 @@ struct Attention : AttnRows {
         mma_wait<0>();
 #endif
         fence_registers(s);
+        mark(k, EV_S_RETIRED);
         float scale[2];
         scores(s, k, ctid & 31, scale);
+        mark(k, EV_SOFTMAX_END);
 #if RELEASE_LAG
         mma_wait<0>();
+        if (k > 0) mark(k - 1, EV_PV_RETIRED);
         fence_registers(o);
         fence_registers(pa);  // read by the P V just retired: rewritten only after it
 #endif
@@ -92,27 +109,31 @@ struct Attention : AttnRows {
         for (int t = 0; t < SN / 2; ++t) p_fragment(pa[t], s, t);
         sv = sk + KvTile::BYTES;
 #if !RELEASE_LAG
-        pv();
+        pv(k);
         mma_wait<0>();
+        mark(k, EV_PV_RETIRED);
         fence_registers(o);
 #endif
     }
 
-    // O += P V: keys 16t..16t+15 are V's rows 16t.., its panels of 64 columns BN x 128 bytes apart
-    __device__ __forceinline__ void pv() {
+    // O += P V of key tile k: keys 16t..16t+15 are V's rows 16t.., its panels of 64 columns BN x
+    // 128 bytes apart
+    __device__ __forceinline__ void pv(int k) {
         fence_registers(o);
         wgmma_fence();
 #pragma unroll
         for (int t = 0; t < SN / 2; ++t) wgmma_rs<1>(o, pa[t], smem_desc_sw128(sv + t * 16 * 128, BN * 128), 1);
         mma_commit();
+        mark(k, EV_PV_ISSUED);
         fence_registers(pa);
     }
 
 #if RELEASE_LAG
     // The last tile's P V, after its softmax.
     __device__ __forceinline__ void flush(int) {
-        pv();
+        pv(steps() - 1);
         mma_wait<0>();
+        mark(steps() - 1, EV_PV_RETIRED);
         fence_registers(o);
     }
 #endif

@@ -125,7 +125,11 @@ __device__ __forceinline__ void perturb(const Ctl& c, int k, int edge) {
 #define EV_COMPUTE_BEGIN 2
 #define EV_COMPUTE_END 3
 #define EV_RELEASE 4
-#define EV_COUNT 5
+// Then the compute body's own events, BODY_EVENTS per consumer warpgroup g < 2 from EV_BODY + g x
+// BODY_EVENTS (attention's wgmma body: its MMAs issued and retired around the softmax).
+#define EV_BODY 5
+#define BODY_EVENTS 5
+#define EV_COUNT (EV_BODY + 2 * BODY_EVENTS)
 
 // Records %globaltimer (ns, common to all SMs) and clock64 (cycles of this SM, fine-grained) for
 // event ev of the k-th step of a sampled block, by one thread per role.

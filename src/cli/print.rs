@@ -100,8 +100,15 @@ pub fn problems_and_notes<P>(r: &RunResults<P>) {
 
 pub fn timelines(tl: &[TimelineResult]) {
     for t in tl {
+        let softmax = t.softmax.map_or(String::new(), |s| {
+            format!(
+                "; {:.1}% of softmax time under its own warpgroup's MMAs, {:.1}% under the other's",
+                100.0 * s.own_share(),
+                100.0 * s.other_share()
+            )
+        });
         println!(
-            "timeline {}: {:.1}% of copy-in-flight time ran under compute ({} sampled blocks); instrumented {:.3} ms vs clean {:.3} ms ({:+.1}%); instrumented output {}",
+            "timeline {}: {:.1}% of copy-in-flight time ran under compute ({} sampled blocks){softmax}; instrumented {:.3} ms vs clean {:.3} ms ({:+.1}%); instrumented output {}",
             t.variant,
             100.0 * t.overlap.share,
             t.blocks.len(),

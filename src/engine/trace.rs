@@ -8,7 +8,7 @@ use super::validate::failures;
 use super::{Engine, Job, prepare_all};
 use crate::pipeline::{Instrument, Variant};
 use crate::results::Grid;
-use crate::results::timeline::{EVENTS, TimelineResult, WORDS, decode, overlap};
+use crate::results::timeline::{SLOTS, TimelineResult, WORDS, decode, overlap, softmax_overlap};
 use crate::verdict::Verdict;
 use crate::workload::{Refs, Workload};
 use crate::{Error, Result};
@@ -52,7 +52,7 @@ pub fn capture<W: Workload>(
         .collect::<Result<Vec<_>>>()?;
     let x = w.inputs(p, seed);
     let mut d = w.upload(&e.gpu, &x)?;
-    let words = o.blocks as usize * o.tiles as usize * EVENTS.len() * WORDS;
+    let words = o.blocks as usize * o.tiles as usize * SLOTS * WORDS;
     let mut trace = e.gpu.alloc(words * 8, "the timeline buffer")?;
     let mut out = Vec::new();
     e.progress.stage("timeline", variants.len() as u64);
@@ -93,6 +93,7 @@ pub fn capture<W: Workload>(
         out.push(TimelineResult {
             variant: c.name().to_string(),
             overlap: overlap(&blocks),
+            softmax: softmax_overlap(&blocks),
             clean_ms,
             instrumented_ms,
             overhead: instrumented_ms / clean_ms - 1.0,

@@ -32,7 +32,9 @@
 //!   perf {gbps, tflops, pct_of_ceiling, ceiling_clocks, speedup_vs_sync,
 //!   speedup_vs_regprefetch}
 //! - `timelines[]` (run --timeline): variant, overlap {share, copy_cycles, compute_cycles,
-//!   overlapped_cycles}, clean_ms, instrumented_ms, overhead, verdict, blocks[] (the decoded trace)
+//!   overlapped_cycles}, clean_ms, instrumented_ms, overhead, verdict, blocks[] (the decoded trace:
+//!   per tile `at` [5], and `body` [warpgroup][5] where the compute body records its MMAs and
+//!   softmax), softmax (optional) {softmax_cycles, under_own_mma, under_other_mma}
 //! - `repeat` (optional): {variant, first, second, agrees}: a reference measured again after all
 //!   the others, and whether the medians agree within the reported min..max spread
 //! - `peers[]` (`--peers torch`): other tools on the same problem, validated and timed alike
