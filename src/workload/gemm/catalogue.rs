@@ -363,6 +363,22 @@ mod tests {
         assert_eq!(f.name, "cpasync-ca4-s4-sk-16x128x64-4w");
         assert!(f.shape.split_k && f.copy_bytes == 4);
         assert!(can_implement(&f, &odd).is_ok());
+        // every split-K tile of every problem has its counter (the suite's tails among them)
+        for p in [
+            odd,
+            decode,
+            Problem::new(257, 392, 1000, Layout::Nk, DType::Bf16).unwrap(),
+        ] {
+            for v in catalogue(DType::Bf16).iter().filter(|v| v.shape.split_k) {
+                let t = v.shape.tile;
+                let tiles = p.m.div_ceil(t.bm as usize) * p.n.div_ceil(t.bn as usize);
+                assert!(
+                    tiles <= super::super::data::counters(&p),
+                    "{} on {p:?}",
+                    v.name
+                );
+            }
+        }
     }
 
     #[test]

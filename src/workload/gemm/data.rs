@@ -162,6 +162,12 @@ fn workspace_bytes(p: &Problem) -> usize {
     MAX_SPLITS as usize * p.m * p.n * 4
 }
 
+/// The split-K counters a problem gets: one per tile of 16 x 64, which covers the tiles of every
+/// split-K variant (16 rows of A at the fewest, 128 columns of B).
+pub fn counters(p: &Problem) -> usize {
+    p.m.div_ceil(16) * p.n.div_ceil(64)
+}
+
 /// Why a split-K variant cannot take `p`, if it cannot: its partial sums would not fit.
 pub fn split_k_unfit(p: &Problem) -> Option<String> {
     (workspace_bytes(p) > WORKSPACE_LIMIT).then(|| {
@@ -195,9 +201,7 @@ impl Buffers {
         let split = match split_k_unfit(&p) {
             Some(_) => None,
             None => {
-                // a counter per 64 x 64 tile covers every split-K tile
-                let tiles = p.m.div_ceil(64) * p.n.div_ceil(64);
-                let mut counters = gpu.alloc(tiles * 4, "the split-K counters")?;
+                let mut counters = gpu.alloc(counters(&p) * 4, "the split-K counters")?;
                 gpu.fill(&mut counters, 0)?;
                 Some((
                     gpu.alloc(workspace_bytes(&p), "the split-K partial sums")?,
