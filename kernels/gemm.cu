@@ -293,41 +293,43 @@ struct GemmTiles {
         store(row, col, v0);
         store(row, col + 1, v1);
     }
-    // With more than one part of K, reduces them (below) and stores C: true; else C is the body's.
+    // With more than one part of K, true where another block of the tile stores C; false where
+    // the body stores it: a tile of one part, or the last part to finish, its accumulators now
+    // holding the sum of every part (below).
     template <class Body>
-    __device__ __forceinline__ bool split_reduced(int ctid, const Body& body) const {
+    __device__ __forceinline__ bool stored_elsewhere(int ctid, Body& body) const {
 #if SPLIT_K
-        if (splits > 1) {
-            reduce(ctid, body);
-            return true;
-        }
+        if (splits > 1) return !reduced_here(ctid, body);
 #endif
         return false;
     }
 
 #if SPLIT_K
     // Split-K: every split writes its partial sums to its plane of the workspace; the last of
-    // the tile's splits to arrive (the counter, after a fence) adds the planes in split order,
-    // the same order on every run whichever arrives last, stores C and rearms the counter.
+    // the tile's splits to arrive (the counter, after a fence) rearms the counter and adds the
+    // planes into its accumulators in split order, the same order on every run whichever
+    // arrives last. A plane at a time, so that each thread has a load of every accumulator in
+    // flight at once rather than one round trip to L2 per output and part.
     // The compute body's each_output(ctid, f) calls f(row, col, v) for each of this thread's
-    // accumulators v inside C.
+    // accumulators v inside C, by reference.
     template <class Body>
-    __device__ __forceinline__ void reduce(int ctid, const Body& body) const {
+    __device__ __forceinline__ bool reduced_here(int ctid, Body& body) const {
         __shared__ u32 last;
-        const long long plane = (long long)p.m * p.n;
-        body.each_output(ctid, [&](int row, int col, float v) { __stcg(p.workspace + split * plane + (long long)row * p.n + col, v); });
+        const int plane = p.m * p.n;  // int offsets: the host caps the workspace at 2^26 floats
+        body.each_output(ctid, [&](int row, int col, float& v) { __stcg(p.workspace + split * plane + row * p.n + col, v); });
         __threadfence();
         named_barrier_sync(1, CONSUMERS);
         if (ctid == 0) last = atomicAdd(p.counters + tile, 1U) == (u32)(splits - 1);
         named_barrier_sync(1, CONSUMERS);
-        if (!last) return;
+        if (!last) return false;
         __threadfence();
-        body.each_output(ctid, [&](int row, int col, float) {
-            float sum = 0.0f;
-            for (int s = 0; s < splits; ++s) sum += __ldcg(p.workspace + s * plane + (long long)row * p.n + col);
-            store(row, col, sum);
-        });
         if (ctid == 0) p.counters[tile] = 0U;
+        body.each_output(ctid, [](int, int, float& v) { v = 0.0f; });
+        for (int s = 0; s < splits; ++s) {
+            const float* part = p.workspace + s * plane;
+            body.each_output(ctid, [&](int row, int col, float& v) { v += __ldcg(part + row * p.n + col); });
+        }
+        return true;
     }
 #endif
 

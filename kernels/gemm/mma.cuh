@@ -60,10 +60,10 @@ struct Gemm : GemmTiles {
         }
     }
 
-    // Calls f(row, col, v) for each of this thread's accumulators v: accumulator e of a 16 x 8
+    // Calls f(row, col, v) for each of this thread's accumulators v (by reference): accumulator e of a 16 x 8
     // tile sits at row lane / 4 (+ 8 for e >= 2), column 2 (lane % 4) + e % 2.
     template <class F>
-    __device__ __forceinline__ void each_output(int ctid, F f) const {
+    __device__ __forceinline__ void each_output(int ctid, F f) {
         const int lane = ctid & 31;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -76,8 +76,8 @@ struct Gemm : GemmTiles {
                 }
     }
 
-    __device__ __forceinline__ void finish(int ctid) const {
-        if (split_reduced(ctid, *this)) return;
-        each_output(ctid, [&](int row, int col, float v) { store(row, col, v); });
+    __device__ __forceinline__ void finish(int ctid) {
+        if (stored_elsewhere(ctid, *this)) return;
+        each_output(ctid, [&](int row, int col, float& v) { store(row, col, v); });
     }
 };

@@ -78,8 +78,8 @@ struct Gemm : GemmTiles {
     }
 #endif
 
-    __device__ __forceinline__ void finish(int ctid) const {
-        if (split_reduced(ctid, *this)) return;
+    __device__ __forceinline__ void finish(int ctid) {
+        if (stored_elsewhere(ctid, *this)) return;
 #if !PERSISTENT
         epilogue(ctid, m0, n0);
 #endif
@@ -122,11 +122,11 @@ struct Gemm : GemmTiles {
     }
 #else
 
-    // Calls f(row, col, v) for each of this thread's accumulators v that lies inside C:
+    // Calls f(row, col, v) for each of this thread's accumulators v (by reference) inside C:
     // accumulator 4j + e of a 64-row block sits at its row 16 x warp + lane / 4 (+ 8 for e >= 2),
     // column 8j + 2 (lane % 4) + e % 2, a row and column of C^T when swapped.
     template <class F>
-    __device__ __forceinline__ void each_output(int ctid, F f) const {
+    __device__ __forceinline__ void each_output(int ctid, F f) {
         const int lane = ctid & 31, r0 = ctid / 128 * (WG_M / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
@@ -140,8 +140,8 @@ struct Gemm : GemmTiles {
 
 #if SWAP_AB
     // Adjacent accumulators are adjacent rows of C: one element at a time (a decode step's C is small).
-    __device__ __forceinline__ void epilogue(int ctid, int, int) const {
-        each_output(ctid, [&](int row, int col, float v) { store(row, col, v); });
+    __device__ __forceinline__ void epilogue(int ctid, int, int) {
+        each_output(ctid, [&](int row, int col, float& v) { store(row, col, v); });
     }
 #else
     // The accumulators as each_output places them: pairs of adjacent columns.
