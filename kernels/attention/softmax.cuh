@@ -50,9 +50,17 @@ struct AttnRows : AttnTiles {
 
     // Whether key `key` is hidden from query `row`: past the last key, or (causal) after the query.
     // CTL_MASK_SHIFTED shows each query one key more than the mask allows (a numerical control).
+    static constexpr int MASK_SHIFT = CONTROL == CTL_MASK_SHIFTED ? 1 : 0;
     __device__ __forceinline__ bool hidden(int row, int key) const {
-        const int shift = CONTROL == CTL_MASK_SHIFTED ? 1 : 0;
-        return key >= p.seqlen || (p.causal && key > row + shift);
+        return key >= p.seqlen || (p.causal && key > row + MASK_SHIFT);
+    }
+    // Whether key tile k may hide a key from one of the warp's 16 rows (the tile reaches past the
+    // last key, or, causal, past the warp's first row): only such tiles pay for the mask, a
+    // compare and select per score that would otherwise be four in ten of the softmax's
+    // instructions. The same for every lane of the warp.
+    __device__ __forceinline__ bool masks(int k) const {
+        const int last = (k + 1) * BN - 1;
+        return last >= p.seqlen || (p.causal && last > row0 + MASK_SHIFT);
     }
 
     // Key tile k's scores s become P in place: hidden keys masked, the rows' new maxima (the four
@@ -67,23 +75,29 @@ struct AttnRows : AttnTiles {
     // The softmax but O's rescale, which `scale` holds for rescale() (where O is still being
     // written by the previous tile's P V, after it retires).
     __device__ __forceinline__ void scores(float (&s)[SN][4], int k, int lane, float (&scale)[2]) {
-        const int key0 = k * BN + lane % 4 * 2;
-        float top[2] = {mx[0], mx[1]};
+        if (masks(k)) {
+            const int key0 = k * BN + lane % 4 * 2;
+#pragma unroll
+            for (int j = 0; j < SN; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e)
+                    if (hidden(row0 + lane / 4 + e / 2 * 8, key0 + j * 8 + e % 2)) s[j][e] = NEG_INF;
+        }
+        // each row's maximum over two independent chains (odd and even 8-key tiles), not one
+        float top[2][2] = {{mx[0], mx[0]}, {mx[1], mx[1]}};
 #pragma unroll
         for (int j = 0; j < SN; ++j)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                if (hidden(row0 + lane / 4 + e / 2 * 8, key0 + j * 8 + e % 2)) s[j][e] = NEG_INF;
-                top[e / 2] = fmaxf(top[e / 2], s[j][e]);
-            }
+            for (int e = 0; e < 4; ++e) top[e / 2][j % 2] = fmaxf(top[e / 2][j % 2], s[j][e]);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffU, top[h], 1));
-            top[h] = fmaxf(top[h], __shfl_xor_sync(0xffffffffU, top[h], 2));
+            float t = fmaxf(top[h][0], top[h][1]);
+            t = fmaxf(t, __shfl_xor_sync(0xffffffffU, t, 1));
+            t = fmaxf(t, __shfl_xor_sync(0xffffffffU, t, 2));
             // a row that has seen no key yet keeps -inf: exp2 of its scores is 0, not NaN
-            const float base = top[h] == NEG_INF ? 0.0f : top[h] * p.scale_log2;
+            const float base = t == NEG_INF ? 0.0f : t * p.scale_log2;
             scale[h] = ex2_approx(mx[h] * p.scale_log2 - base);
-            mx[h] = top[h];
+            mx[h] = t;
             sum[h] *= scale[h];
 #pragma unroll
             for (int j = 0; j < SN; ++j)
