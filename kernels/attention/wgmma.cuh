@@ -5,8 +5,10 @@
 // MN-major descriptor. wgmma.wait_group 0 before the softmax reads S, and again before the slot is
 // released, so no MMA still reads a slot the producer refills (mma_commit/mma_wait: the monitor
 // counts the groups in flight at each release). PINGPONG (two consumer warpgroups): the
-// warpgroups take turns at issuing S = Q K^T, so one's softmax runs while the other's MMAs do
-// (FlashAttention-3's ping-pong); the order of each warpgroup's own sums is unchanged.
+// warpgroups take turns at S = Q K^T, a turn ending when the warpgroup's S has retired, so one's
+// softmax runs while the other's S does (FlashAttention-3's ping-pong); the order of each
+// warpgroup's own sums is unchanged. (An arrival between P V's issue and its wait makes ptxas
+// serialise every wgmma of the kernel, C7514, as if it read the accumulators in flight.)
 // RELEASE_LAG (FlashAttention-3's intra-warpgroup overlap): step k issues S = Q K_k^T, then the
 // previous tile's O += P V, waits for S alone and runs tile k's softmax while P V runs, then
 // waits for P V and rescales O; the ring releases the previous tile's slot after it (and the
@@ -79,10 +81,6 @@ struct Attention : AttnRows {
             wgmma_rs<0>(s, qf[kk], smem_desc_sw128(sk + kk / 4 * BN * 128 + kk % 4 * 32, 16), kk > 0);
         mma_commit();
         mark(k, EV_S_ISSUED);
-#if PINGPONG
-        // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
-        if (g == 0 || k + 1 < steps()) named_barrier_arrive(PP_BAR + 1 - g, 256);
-#endif
 #if RELEASE_LAG
         if (k > 0) pv(k - 1);
 #endif
@@ -93,6 +91,10 @@ struct Attention : AttnRows {
         mma_wait<0>();
 #endif
         fence_registers(s);
+#if PINGPONG
+        // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
+        named_barrier_arrive_if(g == 0 || k + 1 < steps(), PP_BAR + 1 - g, 256);
+#endif
         mark(k, EV_S_RETIRED);
         float scale[2];
         scores(s, k, ctid & 31, scale);

@@ -484,6 +484,11 @@ __device__ __forceinline__ void named_barrier_sync(u32 id, u32 threads) {
 __device__ __forceinline__ void named_barrier_arrive(u32 id, u32 threads) {
     asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// The same where `give` holds, predicated rather than branched around; it orders turns, not data,
+// so it does not fence memory.
+__device__ __forceinline__ void named_barrier_arrive_if(bool give, u32 id, u32 threads) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p bar.arrive %1, %2;\n}\n" ::"r"((u32)give), "r"(id), "r"(threads));
+}
 
 __device__ __forceinline__ u64 global_timer_ns() {
     u64 t;
