@@ -115,18 +115,18 @@ pub(super) fn variant(stages: u32, b: Build) -> GemmVariant {
     }
 }
 
-/// A split-K variant: the plain ring on `tile`, the grid's blocks beyond one per tile each taking
-/// a part of K (a problem of few tiles, such as a decode step's, then fills the GPU), their partial
-/// sums added in split order by the last of a tile's blocks. Named for its tile where it is not
-/// the plain ring's.
-pub(super) fn split_k(stages: u32, tile: Tile) -> GemmVariant {
-    let mut name = format!("tma-wgmma-sk-s{stages}");
-    if tile != Tile::hopper(false) {
+/// A split-K variant: the ring on `tile` (warp-specialised where `ws`), the grid's blocks beyond
+/// one per tile each taking a part of K (a problem of few tiles, such as a decode step's, then
+/// fills the GPU), their partial sums added in split order by the last of a tile's blocks. Named
+/// for its tile where it is not that ring's own.
+pub(super) fn split_k(stages: u32, tile: Tile, ws: bool) -> GemmVariant {
+    let mut name = format!("tma-wgmma{}-sk-s{stages}", if ws { "-ws" } else { "" });
+    if tile != Tile::hopper(ws) {
         name = format!("{name}-{}", tile.label());
     }
     Variant {
         name,
-        ..Pipe::ring(Mechanism::Tma, stages, false).shaped(GemmShape {
+        ..Pipe::ring(Mechanism::Tma, stages, ws).shaped(GemmShape {
             split_k: true,
             ..GemmShape::plain(tile)
         })
@@ -135,7 +135,8 @@ pub(super) fn split_k(stages: u32, tile: Tile) -> GemmVariant {
 
 /// The Hopper variants of a 16-bit catalogue: the plain ring at 2..6 stages, warp-specialised at
 /// 2..4, persistent at 3 and 4, the cluster and TMA-store rungs at 4, and split-K for few tiles
-/// (on 128-row tiles, on 64, and on 16 and 32 with the operands swapped).
+/// (on 128-row tiles, on 64, on 16 and 32 with the operands swapped, and warp-specialised on
+/// 128 x 256).
 pub(super) fn catalogue() -> Vec<GemmVariant> {
     let persistent = Build {
         persistent: true,
@@ -171,12 +172,13 @@ pub(super) fn catalogue() -> Vec<GemmVariant> {
         .chain((3..=4).map(|s| variant(s, persistent)))
         .chain(rungs.map(|b| variant(4, b)))
         .chain([
-            split_k(3, Tile::hopper(false)),
-            split_k(4, Tile::hopper_short()),
-            split_k(6, Tile::hopper_short()),
-            split_k(6, Tile::hopper_swapped(16)),
-            split_k(8, Tile::hopper_swapped(16)),
-            split_k(6, Tile::hopper_swapped(32)),
+            split_k(3, Tile::hopper(false), false),
+            split_k(4, Tile::hopper_short(), false),
+            split_k(6, Tile::hopper_short(), false),
+            split_k(6, Tile::hopper_swapped(16), false),
+            split_k(8, Tile::hopper_swapped(16), false),
+            split_k(6, Tile::hopper_swapped(32), false),
+            split_k(4, Tile::hopper(true), true),
         ])
         .collect()
 }
@@ -267,7 +269,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.shape.tile.wgmma)
             .collect();
-        assert_eq!(hopper.len(), 21);
+        assert_eq!(hopper.len(), 22);
         for v in &hopper {
             assert_eq!(
                 v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
@@ -328,9 +330,15 @@ mod tests {
     fn split_k_fills_the_resident_blocks_of_a_few_tiles_problem_and_no_more() {
         use crate::workload::{Grid, Workload};
         let gemm = crate::workload::gemm::Gemm;
-        let short = split_k(4, Tile::hopper_short());
+        let short = split_k(4, Tile::hopper_short(), false);
         assert_eq!(short.name, "tma-wgmma-sk-s4-64x128x64-4w");
-        assert_eq!(split_k(3, Tile::hopper(false)).name, "tma-wgmma-sk-s3");
+        assert_eq!(split_k(3, Tile::hopper(false), false).name, "tma-wgmma-sk-s3");
+        // warp-specialised, on its own 128 x 256 tile: 16 tiles of a 128-row decode step
+        let ws = split_k(4, Tile::hopper(true), true);
+        assert_eq!(ws.name, "tma-wgmma-ws-sk-s4");
+        assert!(ws.warp_specialized && ws.shape.split_k);
+        let d128 = Problem::new(128, 4096, 14336, Layout::Nk, DType::Bf16).unwrap();
+        assert_eq!(gemm.grid(&ws, &d128, Grid::Persistent, 132), 16 * 8);
         // a decode step: 16 x 14336 x 4096, 112 tiles of 64 x 128, 264 blocks resident
         let decode = Problem::new(16, 14336, 4096, Layout::Nk, DType::Bf16).unwrap();
         assert_eq!(gemm.grid(&short, &decode, Grid::Persistent, 264), 224);
@@ -357,7 +365,7 @@ mod tests {
         assert!(defines(&short, &decode, Instrument::CLEAN).contains(&"-DSPLIT_K=1".to_string()));
         assert!(completion(&short).contains("split order"));
         // 16 rows of A, operands swapped: B's 128 rows on wgmma's side of 64, A's 16 on its N
-        let swapped = split_k(6, Tile::hopper_swapped(16));
+        let swapped = split_k(6, Tile::hopper_swapped(16), false);
         assert_eq!(swapped.name, "tma-wgmma-sk-s6-16x128x64-4w-swap");
         let d = defines(&swapped, &decode, Instrument::CLEAN);
         for want in ["-DSWAP_AB=1", "-DBM=16", "-DBN=128", "-DSPLIT_K=1"] {
@@ -383,14 +391,14 @@ mod tests {
         let gemm = crate::workload::gemm::Gemm;
         // the stress case the monitor once miscounted: 12 tiles of 128 x 128, 16 K slices
         let p = Problem::new(257, 392, 1000, Layout::Nk, DType::Bf16).unwrap();
-        let v = split_k(3, Tile::hopper(false));
+        let v = split_k(3, Tile::hopper(false), false);
         let blocks = gemm.grid(&v, &p, Grid::Persistent, 264);
         assert_eq!(blocks, 12 * 16);
         let w = gemm.walk(&v, &p, blocks);
         assert_eq!((w.blocks, w.steps, w.longest), (192, 12 * 16, 1));
         // fewer parts than slices: the parts walk the slices once between them
         let decode = Problem::new(16, 14336, 4096, Layout::Nk, DType::Bf16).unwrap();
-        let short = split_k(4, Tile::hopper_short());
+        let short = split_k(4, Tile::hopper_short(), false);
         let w = gemm.walk(&short, &decode, 224);
         assert_eq!((w.blocks, w.steps, w.longest), (224, 112 * 64, 32));
         // without split-K a block per tile
