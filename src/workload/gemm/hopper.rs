@@ -332,7 +332,10 @@ mod tests {
         let gemm = crate::workload::gemm::Gemm;
         let short = split_k(4, Tile::hopper_short(), false);
         assert_eq!(short.name, "tma-wgmma-sk-s4-64x128x64-4w");
-        assert_eq!(split_k(3, Tile::hopper(false), false).name, "tma-wgmma-sk-s3");
+        assert_eq!(
+            split_k(3, Tile::hopper(false), false).name,
+            "tma-wgmma-sk-s3"
+        );
         // warp-specialised, on its own 128 x 256 tile: 16 tiles of a 128-row decode step
         let ws = split_k(4, Tile::hopper(true), true);
         assert_eq!(ws.name, "tma-wgmma-ws-sk-s4");
