@@ -30,11 +30,25 @@ if [ $P = A ]; then
   room 60 && arun a4k 60
   room 45 && arun a4kc 45 --causal
 else
+  timeout 90 $B check --workload gemm --dtypes bf16 --variants tma-wgmma-ws-sk --runs 3 --out $O/cwb > $O/cwb.log 2>&1 &
+  timeout 90 $B check --workload gemm --dtypes f16 --variants tma-wgmma-ws-sk --runs 3 --out $O/cwf > $O/cwf.log 2>&1 &
+  wait
+  summ cwb cwf
+  for s in "128 4096 14336" "128 14336 4096"; do
+    room 40 || break
+    set -- $s; n=w$1-$2-$3
+    timeout 40 $B run --workload gemm --dtype bf16 --layout nk --m $1 --n $2 --k $3 --variants tma-wgmma-ws-sk,tma-wgmma-sk-s4-64,tma-wgmma-sk-s6-64,tma-wgmma-ws-s4 --out $O/$n > $O/$n.log 2>&1
+    echo "--- $n exit $? at $(el) s" >> $T; tbl $O/$n.log >> $T; rm -rf $O/$n/timelines $O/$n/report.html
+  done
   room 80 && arun a16k 80 --batch 1 --seqlen 16384
-  room 60 && arun a16kc 60 --batch 1 --seqlen 16384 --causal
-  room 40 && arun a4k-d64 40 --head-dim 64
   NS="--section SpeedOfLight --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy --section LaunchStats --section InstructionStats"
   room 100 && { timeout 100 ncu --clock-control none -k regex:tilepipe_attention --launch-count 1 $NS $B probe tma-wgmma-ws-ov-s3 --workload attention --batch 4 --heads 16 --seqlen 4096 --head-dim 128 --dtype bf16 > $O/ncu-attn.log 2>&1; echo "--- ncu attention exit $? at $(el) s" >> $T; grep -vE "^\[|^==PROF==" $O/ncu-attn.log | grep -E "[0-9]" | head -90 >> $T; }
+  room 60 && arun a16kc 60 --batch 1 --seqlen 16384 --causal
+  for sh in "16 4096 14336" "16 14336 4096"; do
+    set -- $sh; room 60 || break
+    timeout 60 ncu --clock-control none -k regex:tilepipe_gemm --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section LaunchStats --section Occupancy $B probe tma-wgmma-sk-s8-16x128x64-4w-swap --workload gemm --dtype bf16 --layout nk --m $1 --n $2 --k $3 > $O/ncu-d$2.log 2>&1; echo "--- ncu decode $1 $2 $3 exit $? at $(el) s" >> $T; grep -vE "^\[|^==PROF==" $O/ncu-d$2.log | grep -E "[0-9]" | head -70 >> $T
+  done
+  room 40 && arun a4k-d64 40 --head-dim 64
 fi
 echo "total $(el) s" >> $T
 tar czf $OUT/$P.tgz -C $O .
