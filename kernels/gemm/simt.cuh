@@ -1,12 +1,14 @@
-// The f32 compute body: FFMA on registers. A warp computes a 32 x 64 tile as 4 x 8 lanes of 8 x 8
-// outputs; a lane's rows are 4 apart (so the 4 rows a warp reads at once sit in 4 bank groups of the
-// padded A tile) and its columns are 4-wide vectors 32 apart (B [K x N]) or single columns 8 apart
-// (B [N x K], padded like A). K-major operands are read two k at a time (8-byte loads).
+// The f32 compute body: FFMA on registers. A warp computes its BM / WARPS_M x BN / WARPS_N tile as
+// 4 x 8 lanes of TM x TN outputs (8 x 8 on 32 x 64 warp tiles; 16 x 8 on 64 x 64, a larger
+// register tile that reads fewer shared-memory bytes per FFMA); a lane's rows are 4 apart (so the 4
+// rows a warp reads at once sit in 4 bank groups of the padded A tile) and its columns are 4-wide
+// vectors 32 apart (B [K x N]) or single columns 8 apart (B [N x K], padded like A). K-major
+// operands are read two k at a time (8-byte loads).
 #pragma once
 
-#define TM 8
-#define TN 8
-static_assert(BM == 32 * WARPS_M && BN == 64 * WARPS_N, "f32 warp tiles are 32 x 64");
+#define TM (BM / WARPS_M / 4)
+#define TN (BN / WARPS_N / 8)
+static_assert(BM == 4 * TM * WARPS_M && BN == 8 * TN * WARPS_N && TN % 4 == 0, "f32 warp tiles are 4 x 8 lanes, TN whole 4-wide vectors");
 static_assert(BK % 2 == 0, "the f32 body reads k in pairs");
 static_assert(!SPLIT_K, "split-K is built for the tensor-core bodies");
 
@@ -16,8 +18,8 @@ struct Gemm : GemmTiles {
 
     __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params) {
         const int warp = threadIdx.x / 32, lane = threadIdx.x & 31;
-        wm = warp / WARPS_N * 32;
-        wn = warp % WARPS_N * 64;
+        wm = warp / WARPS_N * (4 * TM);
+        wn = warp % WARPS_N * (8 * TN);
         lm = lane / 8;
         ln = lane % 8;
 #pragma unroll

@@ -313,7 +313,7 @@ mod tests {
             &catalogue(DType::F32).pop().unwrap(),
             &[&p(1002, DType::F32)],
         );
-        assert_eq!(tuned.name, "cpasync-ca8-s3-128x128x32-8w");
+        assert_eq!(tuned.name, "cpasync-ca8-s3-128x256x16-8w");
         assert!(can_implement(&f, &p(1002, DType::F32)).is_ok());
         let odd = p(1001, DType::Bf16);
         let f = fit(cp, &[&odd]);
