@@ -6,11 +6,15 @@
 // warpgroup MMA (attention/wgmma.cuh, TMA rings only); both share its softmax (attention/softmax.cuh).
 //
 // Set by tilepipe with -D: DTYPE (1 f16, 2 bf16), HEAD_DIM (64 | 128), BM (16 query rows per
-// consumer warp), BN, CONSUMERS, WGMMA (0 | 1), PINGPONG (0 | 1), and the pipeline's MECH, STAGES, COPY_BYTES, ...
-// (pipeline/pipeline.cuh).
+// consumer warp), BN, CONSUMERS, WGMMA (0 | 1), PINGPONG (0 | 1), PERSISTENT (0 | 1), and the
+// pipeline's MECH, STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
 #include "common/elem.cuh"
 #include "common/hooks.cuh"
+
+#ifndef PERSISTENT
+#define PERSISTENT 0  // 1: the blocks resident at once walk the query tiles, the ring running on across them
+#endif
 
 #define D HEAD_DIM
 #define PANELS (D / 64)  // a tile row is PANELS 128-byte panels of 64 elements
@@ -59,16 +63,37 @@ struct AttnTiles {
     static constexpr bool ZERO_FILL = true;
     static constexpr bool PLAN_CHECKED = true;
 
-    const AttnParams& p;
-    int head, q0, nsteps;
-
-    // Heads walk their query tiles from the last: under a causal mask the last tile sees every key,
-    // so the longest blocks start first and the short ones fill the tail.
-    __device__ __forceinline__ AttnTiles(const AttnParams& params) : p(params) {
-        head = blockIdx.x / p.q_tiles;
-        q0 = (p.q_tiles - 1 - (int)(blockIdx.x % p.q_tiles)) * BM;
+    // A query tile of the walk and a key tile (step) of it. Heads walk their query tiles from the
+    // last: under a causal mask the last tile sees every key, so the longest start first and the
+    // short ones fill the tail.
+    struct Work {
+        int tile, head, q0, k, steps;
+    };
+    __device__ __forceinline__ Work work(int t) const {
+        const int q0 = (p.q_tiles - 1 - t % p.q_tiles) * BM;
         const int keys = p.causal ? min(p.seqlen, q0 + BM) : p.seqlen;
-        nsteps = (keys + BN - 1) / BN;
+        return {t, t / p.q_tiles, q0, 0, (keys + BN - 1) / BN};
+    }
+    // The next key tile; after a query tile's last, the block's next query tile (the grid's
+    // blocks take tiles b, b + grid, ...: one, unless PERSISTENT).
+    __device__ __forceinline__ void step_on(Work& w) const {
+        if (++w.k == w.steps) w = work(w.tile + (int)gridDim.x);
+    }
+
+    const AttnParams& p;
+    int head, q0;       // the consumers' query tile (a persistent block's current one)
+    int nsteps;         // the block's steps, over all its query tiles
+    mutable Work loading;  // the producer's: the next key tile to load
+    Work computing;        // the consumers': the key tile being computed
+
+    __device__ __forceinline__ AttnTiles(const AttnParams& params) : p(params) {
+        computing = loading = work((int)blockIdx.x);
+        head = computing.head;
+        q0 = computing.q0;
+        nsteps = computing.steps;
+#if PERSISTENT
+        for (int t = (int)(blockIdx.x + gridDim.x); t < p.heads * p.q_tiles; t += (int)gridDim.x) nsteps += work(t).steps;
+#endif
     }
 
     __device__ __forceinline__ const Ctl& ctl() const { return p.ctl; }
@@ -119,11 +144,19 @@ struct AttnTiles {
         tma_prefetch_descriptor(p.map_k);
         tma_prefetch_descriptor(p.map_v);
     }
+    // Called for steps 0, 1, 2, ... in order, by the one producing thread: a persistent block's
+    // producer keeps its own place in the walk.
     __device__ __forceinline__ void tma_load(unsigned char* slot, int k, u64* bar) const {
+#if PERSISTENT
+        const int key = loading.k * BN, h = loading.head;
+        step_on(loading);
+#else
+        const int key = k * BN, h = head;
+#endif
 #pragma unroll
         for (int panel = 0; panel < PANELS; ++panel) {
-            tma_load_3d(slot + panel * BN * 128, p.map_k, panel * 64, k * BN, head, bar);
-            tma_load_3d(slot + KvTile::BYTES + panel * BN * 128, p.map_v, panel * 64, k * BN, head, bar);
+            tma_load_3d(slot + panel * BN * 128, p.map_k, panel * 64, key, h, bar);
+            tma_load_3d(slot + KvTile::BYTES + panel * BN * 128, p.map_v, panel * 64, key, h, bar);
         }
     }
 

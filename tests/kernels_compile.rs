@@ -225,17 +225,12 @@ fn a_wgmma_still_in_flight_at_a_release_is_named() {
         let clean = sass(None, args);
         assert!(clean.contains("protocol: every one of"), "{clean}");
     }
-    // the wait after P V of the body without the overlap
+    // the wait after a P V that ends a step's reads: each step's without the overlap, and with it
+    // the last one's (flush), before its slot's late release
     mutate(
         "attention/wgmma.cuh",
-        "#if !RELEASE_LAG\n        pv(k);\n        mma_wait<0>();\n",
-        "#if !RELEASE_LAG\n        pv(k);\n",
-    );
-    // and with the overlap, the wait after the last P V (flush), before its slot's late release
-    mutate(
-        "attention/wgmma.cuh",
-        "        pv(steps() - 1);\n        mma_wait<0>();\n",
-        "        pv(steps() - 1);\n",
+        "        pv(k);\n        mma_wait<0>();\n",
+        "        pv(k);\n",
     );
     mutate("gemm/wgmma.cuh", "        mma_wait<0>();\n", "");
     for args in [&attention[..], &gemm[..], &overlap[..]] {

@@ -6,6 +6,8 @@
 
 #include "attention/softmax.cuh"
 
+static_assert(!PERSISTENT, "persistent blocks are built on the wgmma body");
+
 struct Attention : AttnRows {
     __device__ __forceinline__ Attention(const AttnParams& params) : AttnRows(params) {}
 

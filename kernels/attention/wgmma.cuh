@@ -13,6 +13,9 @@
 // previous tile's O += P V, waits for S alone and runs tile k's softmax while P V runs, then
 // waits for P V and rescales O; the ring releases the previous tile's slot after it (and the
 // last tile's P V runs in flush()). O sees the same sums in the same order as without it.
+// PERSISTENT (with RELEASE_LAG): a block walks query tiles while the producer runs on into the
+// next tile's keys; the first step of a new tile ends the last one (its final P V, O stored) and
+// loads the new rows of Q before issuing its S.
 #pragma once
 
 #include "attention/softmax.cuh"
@@ -20,6 +23,7 @@
 static_assert(CONSUMERS % 128 == 0, "wgmma runs on whole warpgroups");
 static_assert(MECH == MECH_TMA, "wgmma reads the slot through the async proxy, which TMA's writes are in");
 static_assert(!PINGPONG || (WS && CONSUMERS == 256), "ping-pong takes turns between two consumer warpgroups");
+static_assert(!PERSISTENT || (WS && RELEASE_LAG && !PINGPONG), "a persistent block is built on the warp-specialised ring with the softmax beside P V");
 
 // Named barriers 8 and 9: warpgroup g waits on 8 + g for its turn, which the other's arrival
 // gives (256 threads: one warpgroup waiting, the other arriving).
@@ -64,6 +68,12 @@ struct Attention : AttnRows {
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
         perturb(p.ctl, k, EDGE_COMPUTE);
+#if PERSISTENT
+        if (computing.k == 0 && k > 0) next_rows(k, ctid);
+        const int kt = computing.k;  // the key tile within the query tile
+#else
+        const int kt = k;
+#endif
         const u32 sk = smem_addr(slot);
         float s[SN][4];
 #pragma unroll
@@ -82,10 +92,10 @@ struct Attention : AttnRows {
         mma_commit();
         mark(k, EV_S_ISSUED);
 #if RELEASE_LAG
-        if (k > 0) pv(k - 1);
+        if (kt > 0) pv(k - 1);
 #endif
 #if RELEASE_LAG
-        if (k > 0) mma_wait<1>();  // S; the previous tile's P V runs on beside the softmax
+        if (kt > 0) mma_wait<1>();  // S; the previous tile's P V runs on beside the softmax
         else mma_wait<0>();
 #else
         mma_wait<0>();
@@ -97,11 +107,11 @@ struct Attention : AttnRows {
 #endif
         mark(k, EV_S_RETIRED);
         float scale[2];
-        scores(s, k, ctid & 31, scale);
+        scores(s, kt, ctid & 31, scale);
         mark(k, EV_SOFTMAX_END);
 #if RELEASE_LAG
         mma_wait<0>();
-        if (k > 0) mark(k - 1, EV_PV_RETIRED);
+        if (kt > 0) mark(k - 1, EV_PV_RETIRED);
         fence_registers(o);
         fence_registers(pa);  // read by the P V just retired: rewritten only after it
 #endif
@@ -111,10 +121,10 @@ struct Attention : AttnRows {
         for (int t = 0; t < SN / 2; ++t) p_fragment(pa[t], s, t);
         sv = sk + KvTile::BYTES;
 #if !RELEASE_LAG
-        pv(k);
-        mma_wait<0>();
-        mark(k, EV_PV_RETIRED);
-        fence_registers(o);
+        last_pv(k);
+#endif
+#if PERSISTENT
+        step_on(computing);
 #endif
     }
 
@@ -130,13 +140,28 @@ struct Attention : AttnRows {
         fence_registers(pa);
     }
 
+    // Step k's P V, retired.
+    __device__ __forceinline__ void last_pv(int k) {
+        pv(k);
+        mma_wait<0>();
+        mark(k, EV_PV_RETIRED);
+        fence_registers(o);
+    }
+
 #if RELEASE_LAG
     // The last tile's P V, after its softmax.
-    __device__ __forceinline__ void flush(int) {
-        pv(steps() - 1);
-        mma_wait<0>();
-        mark(steps() - 1, EV_PV_RETIRED);
-        fence_registers(o);
+    __device__ __forceinline__ void flush(int) { last_pv(steps() - 1); }
+#endif
+
+#if PERSISTENT
+    // Step k starts the block's next query tile: the last one's final P V (step k - 1's, whose
+    // slot the ring releases after this step), its O stored, then the new tile's rows.
+    __device__ __forceinline__ void next_rows(int k, int ctid) {
+        last_pv(k - 1);
+        finish(ctid);
+        head = computing.head;
+        q0 = computing.q0;
+        start();
     }
 #endif
 };

@@ -24,16 +24,18 @@ impl Walk {
         }
     }
 
-    /// One block per tile, tile `i` walking `steps(i)` steps (at least one each).
-    pub fn uneven(tiles: u64, steps: impl Fn(u64) -> u64) -> Walk {
-        let (total, longest) = (0..tiles).fold((0, 0), |(t, l), i| {
-            let s = steps(i);
-            (t + s, l.max(s))
-        });
+    /// Tile `i` walking `steps(i)` steps (at least one each), a launch of `blocks` blocks taking
+    /// tiles `b, b + blocks, ...` (one each where there are as many blocks as tiles).
+    pub fn uneven(tiles: u64, blocks: u32, steps: impl Fn(u64) -> u64) -> Walk {
+        let blocks = u64::from(blocks.max(1)).min(tiles.max(1));
+        let mut per_block = vec![0u64; blocks as usize];
+        for i in 0..tiles {
+            per_block[(i % blocks) as usize] += steps(i);
+        }
         Walk {
-            blocks: tiles as u32,
-            steps: total,
-            longest,
+            blocks: blocks.min(tiles) as u32,
+            steps: per_block.iter().sum(),
+            longest: per_block.into_iter().max().unwrap_or(0),
         }
     }
 }
@@ -52,7 +54,12 @@ mod tests {
 
     #[test]
     fn an_uneven_walk_sums_each_tiles_steps() {
-        let w = Walk::uneven(4, |i| i + 1);
+        let w = Walk::uneven(4, 4, |i| i + 1);
         assert_eq!((w.blocks, w.steps, w.longest), (4, 10, 4));
+        // two blocks: tiles 0 and 2 (1 + 3 steps), 1 and 3 (2 + 4)
+        let two = Walk::uneven(4, 2, |i| i + 1);
+        assert_eq!((two.blocks, two.steps, two.longest), (2, 10, 6));
+        let many = Walk::uneven(3, 100, |_| 5);
+        assert_eq!((many.blocks, many.steps, many.longest), (3, 15, 5));
     }
 }

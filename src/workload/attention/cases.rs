@@ -3,7 +3,7 @@
 //! whole tiles, blocks of unequal length under the causal mask); and where stress runs and
 //! controls go.
 
-use super::Problem;
+use super::{AttnVariant, Problem};
 use crate::Result;
 use crate::dtype::DType;
 use crate::pipeline::Instrument;
@@ -53,11 +53,21 @@ pub fn suite_cases(group: &Problem) -> Result<Vec<Case<Problem>>> {
 }
 
 /// Stress runs go to the causal problem of unequal blocks: each block walks its own count of
-/// key tiles.
-pub fn stress_cases(group: &Problem) -> Result<Vec<Case<Problem>>> {
+/// key tiles; a persistent variant's on 7 blocks, so that each walks 41 query tiles of unequal
+/// length, its ring running on from one into the next.
+pub fn stress_cases(group: &Problem, v: &AttnVariant) -> Result<Vec<Case<Problem>>> {
     let &(what, b, h, s, causal) = &SUITE[6];
-    Ok(vec![case(group, what, (b, h, s, causal))?])
+    let c = case(group, what, (b, h, s, causal))?;
+    Ok(vec![match v.shape.persistent {
+        true => Case::new(
+            &format!("{} (query tiles walked by 7 blocks)", c.problem.label()),
+            c.problem,
+            Grid::Fixed(PERSISTENT_BLOCKS),
+        ),
+        false => c,
+    }])
 }
+const PERSISTENT_BLOCKS: u32 = 7;
 
 /// Where the controls run: causal (the shifted mask needs one), eight key tiles a head for most
 /// blocks (a rescale skipped shows once a row's maximum moves), and 256 blocks, so copies contend

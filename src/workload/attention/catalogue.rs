@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 /// Hopper's warpgroup MMA (kernels/attention/wgmma.cuh), else on mma.sync; `pingpong`: its two
 /// consumer warpgroups take turns at the MMAs, one's softmax beside the other's GEMMs; `overlap`:
 /// each warpgroup issues a tile's S = Q K^T beside the previous tile's P V and runs the softmax
-/// while P V does (the ring releases a slot a step late).
+/// while P V does (the ring releases a slot a step late); `persistent`: the blocks resident at
+/// once walk the query tiles, the producer loading the next tile's keys while the consumers end
+/// the last.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct AttnTile {
     pub bm: u32,
@@ -23,6 +25,8 @@ pub struct AttnTile {
     pub pingpong: bool,
     #[serde(default)]
     pub overlap: bool,
+    #[serde(default)]
+    pub persistent: bool,
 }
 
 pub type AttnVariant = Variant<AttnTile>;
@@ -34,6 +38,7 @@ pub const TILE: AttnTile = AttnTile {
     wgmma: false,
     pingpong: false,
     overlap: false,
+    persistent: false,
 };
 
 /// The tile on wgmma: one consumer warpgroup's 64 rows.
@@ -50,6 +55,7 @@ pub const TILE_WGMMA_WS: AttnTile = AttnTile {
     wgmma: true,
     pingpong: false,
     overlap: false,
+    persistent: false,
 };
 
 /// The same, its consumer warpgroups in ping-pong.
@@ -62,6 +68,12 @@ pub const TILE_WGMMA_PP: AttnTile = AttnTile {
 pub const TILE_WGMMA_OV: AttnTile = AttnTile {
     overlap: true,
     ..TILE_WGMMA_WS
+};
+
+/// The overlapped tile in persistent blocks: the ring runs on from one query tile into the next.
+pub const TILE_WGMMA_OV_PERSIST: AttnTile = AttnTile {
+    persistent: true,
+    ..TILE_WGMMA_OV
 };
 
 /// Both: ping-pong turns, each covering a tile's S = Q K^T and the previous tile's P V.
@@ -85,16 +97,17 @@ fn wgmma(stages: u32, tile: AttnTile) -> AttnVariant {
         (true, false, true) => "-ws-ov",
         (true, true, true) => "-pp-ov",
     };
+    let persist = if tile.persistent { "-persist" } else { "" };
     Variant {
-        name: format!("tma-wgmma{tag}-s{stages}"),
+        name: format!("tma-wgmma{tag}{persist}-s{stages}"),
         ..Pipe::ring(Mechanism::Tma, stages, ws).shaped(tile)
     }
 }
 
 /// The correct variants, `sync` first: register staging, cp.async at 2 and 3 stages, the TMA
 /// ring (sm_90) at 2 and 3, the TMA ring feeding wgmma (sm_90a) at 2 and 3, warp-specialised
-/// with two consumer warpgroups at 2 and 3, those in ping-pong at 2 and 3, and each with the
-/// softmax overlapping P V at 2 and 3.
+/// with two consumer warpgroups at 2 and 3, those in ping-pong at 2 and 3, each with the
+/// softmax overlapping P V at 2 and 3, and the overlapped one in persistent blocks at 2 and 3.
 pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
     let mut all: Vec<AttnVariant> = [
         Pipe::with_stages(Mechanism::Sync, 1, false),
@@ -118,6 +131,8 @@ pub fn catalogue(_dtype: DType) -> Vec<AttnVariant> {
         wgmma(3, TILE_WGMMA_OV),
         wgmma(2, TILE_WGMMA_PP_OV),
         wgmma(3, TILE_WGMMA_PP_OV),
+        wgmma(2, TILE_WGMMA_OV_PERSIST),
+        wgmma(3, TILE_WGMMA_OV_PERSIST),
     ]);
     all
 }
@@ -193,6 +208,7 @@ pub fn defines(v: &AttnVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DWGMMA={}", u32::from(v.shape.wgmma)),
         format!("-DPINGPONG={}", u32::from(v.shape.pingpong)),
         format!("-DRELEASE_LAG={}", u32::from(v.shape.overlap)),
+        format!("-DPERSISTENT={}", u32::from(v.shape.persistent)),
         format!("-DSMEM_ALIGN={}", smem_align(v)),
     ]);
     if v.warp_specialized {
@@ -225,12 +241,13 @@ pub fn registers_handed_over(v: &AttnVariant) -> Option<u32> {
 
 /// The correct variant a variant's O is compared with bit for bit: `sync`, which runs the same
 /// compute body on the same tile; on wgmma (another summation order) the first ring on its tile,
-/// ping-pong's turns and the overlap aside (they order the warpgroups and when P V runs, not any
-/// warpgroup's sums).
+/// ping-pong's turns, the overlap and persistent blocks aside (they order the warpgroups, when
+/// P V runs and which block computes a tile, not any warpgroup's sums).
 pub fn twin<'a>(v: &AttnVariant, catalogue: &'a [AttnVariant]) -> Option<&'a AttnVariant> {
     let tile = AttnTile {
         pingpong: false,
         overlap: false,
+        persistent: false,
         ..v.shape
     };
     match v.shape.wgmma {
@@ -258,6 +275,12 @@ pub fn completion(v: &AttnVariant) -> String {
         }
         false => "",
     };
+    let turns = match v.shape.persistent {
+        true => format!(
+            "{turns}; persistent: the ring runs on across the query tiles a block walks, the producer loading the next tile's keys while the consumers end the last"
+        ),
+        false => turns.to_string(),
+    };
     match (v.shape.wgmma, v.shape.overlap) {
         (false, _) => ring,
         (true, false) => format!(
@@ -283,6 +306,7 @@ mod tests {
                 (false, _) => TILE,
                 (true, false) => TILE_WGMMA,
                 (true, true) if v.name.contains("-pp-ov-") => TILE_WGMMA_PP_OV,
+                (true, true) if v.name.contains("-ws-ov-persist-") => TILE_WGMMA_OV_PERSIST,
                 (true, true) if v.name.contains("-ws-ov-") => TILE_WGMMA_OV,
                 (true, true) if v.name.contains("-pp-") => TILE_WGMMA_PP,
                 (true, true) => TILE_WGMMA_WS,
@@ -363,6 +387,24 @@ mod tests {
         assert_eq!((w.blocks, w.steps, w.longest), (288, 16 * (153 + 18), 18));
         let full = a.walk(v, &Problem { causal: false, ..p }, blocks);
         assert_eq!((full.blocks, full.steps, full.longest), (288, 288 * 18, 18));
+        // persistent blocks: as many as are resident, or the stress runs' 7, never more than the
+        // tiles (16 heads of 9 tiles of 128 rows); block b walks tiles b, b + 7, ...
+        let all = catalogue(DType::F16);
+        let persist = all.iter().find(|v| v.shape.persistent).unwrap();
+        assert_eq!(a.grid(persist, &p, Grid::Persistent, 132), 132);
+        assert_eq!(a.grid(persist, &p, Grid::Persistent, 1000), 144);
+        assert_eq!(a.grid(persist, &p, Grid::Fixed(7), 132), 7);
+        assert_eq!(a.grid(&all[0], &p, Grid::Fixed(7), 132), 288);
+        let w = a.walk(persist, &p, 7);
+        // tile t of a head of 9 is query tile 8 - t % 9, walking min(1100, 128 (9 - t % 9)) / 128
+        // key tiles: 9 (a tail), 8, 7, ..., 1
+        let steps = |t: u64| 9 - t % 9;
+        let per_block = |b: u64| (b..144).step_by(7).map(steps).sum::<u64>();
+        assert_eq!(w.blocks, 7);
+        assert_eq!(w.steps, 16 * 45);
+        assert_eq!(w.longest, (0..7).map(per_block).max().unwrap());
+        let stress = super::super::cases::stress_cases(&p, persist).unwrap();
+        assert_eq!(stress[0].grid, Grid::Fixed(7));
     }
 
     #[test]

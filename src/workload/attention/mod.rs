@@ -184,8 +184,13 @@ impl Workload for Attention {
             (true, false, true) => ", wgmma, softmax beside P V",
             (true, true, true) => ", wgmma, ping-pong, softmax beside P V",
         };
+        let persist = if v.shape.persistent {
+            ", persistent"
+        } else {
+            ""
+        };
         format!(
-            "{} q x {} keys, d {}{on}",
+            "{} q x {} keys, d {}{on}{persist}",
             v.shape.bm, v.shape.bn, p.head_dim
         )
     }
@@ -288,9 +293,15 @@ impl Workload for Attention {
         Ok(vec![d.params(gpu, v, ctl)?])
     }
 
-    /// A block per 64 query rows of each head.
-    fn grid(&self, v: &AttnVariant, p: &Problem, _grid: Grid, _resident: u32) -> u32 {
-        (p.heads_total() * p.seqlen.div_ceil(v.shape.bm as usize)) as u32
+    /// A block per query tile of each head; persistent, the blocks resident at once (or a fixed
+    /// count, to make each walk many tiles), never more than the tiles.
+    fn grid(&self, v: &AttnVariant, p: &Problem, grid: Grid, resident: u32) -> u32 {
+        let tiles = (p.heads_total() * p.seqlen.div_ceil(v.shape.bm as usize)) as u32;
+        match (v.shape.persistent, grid) {
+            (false, _) => tiles,
+            (true, Grid::Fixed(blocks)) => blocks.clamp(1, tiles),
+            (true, _) => resident.clamp(1, tiles),
+        }
     }
 
     fn judge(&self, out: &[u8], x: &Inputs, refs: Refs) -> Vec<Verdict> {
@@ -316,10 +327,10 @@ impl Workload for Attention {
     fn stress_cases(
         &self,
         p: &Problem,
-        _v: &AttnVariant,
+        v: &AttnVariant,
         _gpu: &DeviceInfo,
     ) -> Result<Vec<Case<Problem>>> {
-        cases::stress_cases(p)
+        cases::stress_cases(p, v)
     }
 
     fn traced(&self) -> &'static str {
@@ -439,14 +450,16 @@ impl Workload for Attention {
         )
     }
 
-    /// A block per BM query rows of each head, a step per BN keys: under the causal mask a tile
-    /// walks the keys up to its last query (kernels/attention.cu, `AttnTiles`).
-    fn walk(&self, v: &AttnVariant, p: &Problem, _blocks: u32) -> Walk {
+    /// Query tiles of BM rows of each head, a step per BN keys: under the causal mask a tile
+    /// walks the keys up to its last query. Tile t is head t / q_tiles's query tile
+    /// q_tiles - 1 - t % q_tiles (the last first) and block t % blocks's (kernels/attention.cu,
+    /// `AttnTiles`).
+    fn walk(&self, v: &AttnVariant, p: &Problem, blocks: u32) -> Walk {
         let (bm, bn) = (v.shape.bm as usize, v.shape.bn as usize);
         let q_tiles = p.seqlen.div_ceil(bm) as u64;
         let heads = p.heads_total() as u64;
-        Walk::uneven(heads * q_tiles, |i| {
-            let q_end = (i % q_tiles + 1) as usize * bm;
+        Walk::uneven(heads * q_tiles, blocks, |t| {
+            let q_end = (q_tiles - t % q_tiles) as usize * bm;
             let keys = match p.causal {
                 true => p.seqlen.min(q_end),
                 false => p.seqlen,
