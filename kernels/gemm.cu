@@ -306,28 +306,41 @@ struct GemmTiles {
 
 #if SPLIT_K
     // Split-K: every split writes its partial sums to its plane of the workspace; the last of
-    // the tile's splits to arrive (the counter, after a fence) rearms the counter and adds the
-    // planes into its accumulators in split order, the same order on every run whichever
-    // arrives last. A plane at a time, so that each thread has a load of every accumulator in
-    // flight at once rather than one round trip to L2 per output and part.
+    // the tile's splits to arrive (the counter, counted in by one thread between two barriers
+    // with its fences, as CUTLASS's split-K semaphore does, rather than a sequentially
+    // consistent fence by every thread) rearms the counter and adds the planes into its
+    // accumulators in split order, the same order on every run whichever arrives last. PLANES
+    // planes at a time, so that each thread has a load of every accumulator of each in flight
+    // at once: a round trip to L2 per PLANES parts, not one per output and part (the first
+    // build) nor one per part (the next), which made a tile of many parts pay for each.
     // The compute body's each_output(ctid, f) calls f(row, col, v) for each of this thread's
     // accumulators v inside C, by reference.
     template <class Body>
     __device__ __forceinline__ bool reduced_here(int ctid, Body& body) const {
         __shared__ u32 last;
+        // the loads of PLANES planes live in registers beside the accumulators: up to 64
+        constexpr int ACCS = sizeof(body.acc) / sizeof(float);
+        constexpr int PLANES = ACCS >= 64 ? 1 : 64 / ACCS < 4 ? 64 / ACCS : 4;
         const int plane = p.m * p.n;  // int offsets: the host caps the workspace at 2^26 floats
         body.each_output(ctid, [&](int row, int col, float& v) { __stcg(p.workspace + split * plane + row * p.n + col, v); });
-        __threadfence();
         named_barrier_sync(1, CONSUMERS);
-        if (ctid == 0) last = atomicAdd(p.counters + tile, 1U) == (u32)(splits - 1);
+        if (ctid == 0) last = count_in_gpu(p.counters + tile) == (u32)(splits - 1);
         named_barrier_sync(1, CONSUMERS);
         if (!last) return false;
-        __threadfence();
         if (ctid == 0) p.counters[tile] = 0U;
         body.each_output(ctid, [](int, int, float& v) { v = 0.0f; });
-        for (int s = 0; s < splits; ++s) {
-            const float* part = p.workspace + s * plane;
-            body.each_output(ctid, [&](int row, int col, float& v) { v += __ldcg(part + row * p.n + col); });
+        for (int s = 0; s < splits; s += PLANES) {
+#pragma unroll
+            for (int g = 0; g < PLANES; ++g) {
+                // a plane past the last part reads the last again and adds nothing (a select, not
+                // a branch, between the planes, which would hold each plane's loads back)
+                const bool part_of_it = PLANES == 1 || s + g < splits;
+                const float* part = p.workspace + (PLANES == 1 ? s : min(s + g, splits - 1)) * plane;
+                body.each_output(ctid, [&](int row, int col, float& v) {
+                    const float x = __ldcg(part + row * p.n + col);
+                    v = part_of_it ? v + x : v;
+                });
+            }
         }
         return true;
     }

@@ -490,6 +490,15 @@ __device__ __forceinline__ void named_barrier_arrive_if(bool give, u32 id, u32 t
     asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %0, 0;\n @p bar.arrive %1, %2;\n}\n" ::"r"((u32)give), "r"(id), "r"(threads));
 }
 
+// A GPU-scope count by one thread for its block, after a barrier the block's threads passed
+// (their writes before it are released with it) and before one they pass next (what the blocks
+// counted before wrote is acquired): fenced acq_rel by that thread alone, not every thread.
+__device__ __forceinline__ u32 count_in_gpu(u32* counter) {
+    u32 old;
+    asm volatile("fence.acq_rel.gpu;\n atom.relaxed.gpu.global.add.u32 %0, [%1], 1;\n fence.acq_rel.gpu;\n" : "=r"(old) : "l"(counter) : "memory");
+    return old;
+}
+
 __device__ __forceinline__ u64 global_timer_ns() {
     u64 t;
     asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
