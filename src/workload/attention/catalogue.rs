@@ -173,6 +173,34 @@ pub fn controls(_dtype: DType) -> Vec<AttnVariant> {
     all
 }
 
+/// The ladder of attention's forward pass: what each step adds over the one before.
+pub const LADDER: [&str; 7] = [
+    "sync: K and V tiles staged through registers, a block barrier a tile",
+    "cp.async: the next tiles in flight while mma.sync computes",
+    "TMA + wgmma: an mbarrier ring feeding warpgroup MMAs",
+    "warp-specialised: a producer warpgroup, two consumer warpgroups",
+    "ping-pong: the consumer warpgroups take turns at S = Q K^T",
+    "softmax beside P V: a tile's softmax while the last tile's P V runs",
+    "persistent: blocks walk query tiles, the ring running on across them",
+];
+
+/// The ladder step (an index into `LADDER`) a variant stands on: the last of the steps it is
+/// built with; none for the mechanisms off the ladder (register prefetch, TMA into mma.sync).
+pub fn ladder_step(v: &AttnVariant) -> Option<usize> {
+    let s = &v.shape;
+    if !s.wgmma {
+        return match v.mechanism {
+            Mechanism::Sync => Some(0),
+            Mechanism::Cpasync => Some(1),
+            _ => None,
+        };
+    }
+    let last = [v.warp_specialized, s.pingpong, s.overlap, s.persistent]
+        .iter()
+        .rposition(|&built| built);
+    Some(last.map_or(2, |i| 3 + i))
+}
+
 /// Bytes of one slot: a tile's rows of K and of V.
 pub fn slot_bytes(v: &AttnVariant, p: &Problem) -> u32 {
     2 * v.shape.bn * p.head_dim as u32 * p.dtype.size() as u32
@@ -372,6 +400,26 @@ mod tests {
         }
         assert!(completion(ws).contains("setmaxnreg"));
         assert_eq!(registers_handed_over(&all[0]), None);
+    }
+
+    #[test]
+    fn every_ladder_step_is_built_and_each_variant_stands_on_its_last() {
+        let all = catalogue(DType::Bf16);
+        let step = |name: &str| ladder_step(all.iter().find(|v| v.name == name).unwrap());
+        assert_eq!(step("sync"), Some(0));
+        assert_eq!(step("regprefetch"), None);
+        assert_eq!(step("cpasync-cg16-s3"), Some(1));
+        assert_eq!(step("tma-s2"), None);
+        assert_eq!(step("tma-wgmma-s3"), Some(2));
+        assert_eq!(step("tma-wgmma-ws-s2"), Some(3));
+        assert_eq!(step("tma-wgmma-pp-s3"), Some(4));
+        assert_eq!(step("tma-wgmma-ws-ov-s3"), Some(5));
+        assert_eq!(step("tma-wgmma-pp-ov-s2"), Some(5));
+        assert_eq!(step("tma-wgmma-ws-ov-persist-s3"), Some(6));
+        let mut steps: Vec<usize> = all.iter().filter_map(ladder_step).collect();
+        steps.sort();
+        steps.dedup();
+        assert_eq!(steps.len(), LADDER.len(), "every step is built");
     }
 
     #[test]

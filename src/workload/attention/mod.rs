@@ -333,6 +333,14 @@ impl Workload for Attention {
         cases::stress_cases(p, v)
     }
 
+    fn ladder(&self) -> &'static [&'static str] {
+        &catalogue::LADDER
+    }
+
+    fn ladder_step(&self, v: &AttnVariant) -> Option<usize> {
+        catalogue::ladder_step(v)
+    }
+
     fn traced(&self) -> &'static str {
         "sync,cpasync-cg16-s2,tma-s2,tma-wgmma-s2"
     }
