@@ -65,19 +65,28 @@ struct AttnTiles {
 
     // A query tile of the walk and a key tile (step) of it. Heads walk their query tiles from the
     // last: under a causal mask the last tile sees every key, so the longest start first and the
-    // short ones fill the tail.
+    // short ones fill the tail. Persistent blocks take pairs of a head's tiles, b, b + grid, ...,
+    // a pair the longest left with the shortest left: under the mask every pair walks the same
+    // keys, so blocks with as many pairs end together.
     struct Work {
-        int tile, head, q0, k, steps;
+        int i, tile, head, q0, k, steps;  // i: the block's i-th query tile, tile t of the grid's
     };
-    __device__ __forceinline__ Work work(int t) const {
-        const int q0 = (p.q_tiles - 1 - t % p.q_tiles) * BM;
+    __device__ __forceinline__ Work work(int i) const {
+#if PERSISTENT
+        const int t = 2 * ((int)blockIdx.x + (int)gridDim.x * (i >> 1)) + (i & 1);
+        const int at = t % p.q_tiles;
+        const int q_tile = at & 1 ? at >> 1 : p.q_tiles - 1 - (at >> 1);
+#else
+        const int t = (int)blockIdx.x;
+        const int q_tile = p.q_tiles - 1 - t % p.q_tiles;
+#endif
+        const int q0 = q_tile * BM;
         const int keys = p.causal ? min(p.seqlen, q0 + BM) : p.seqlen;
-        return {t, t / p.q_tiles, q0, 0, (keys + BN - 1) / BN};
+        return {i, t, t / p.q_tiles, q0, 0, (keys + BN - 1) / BN};
     }
-    // The next key tile; after a query tile's last, the block's next query tile (the grid's
-    // blocks take tiles b, b + grid, ...: one, unless PERSISTENT).
+    // The next key tile; after a query tile's last, the block's next query tile.
     __device__ __forceinline__ void step_on(Work& w) const {
-        if (++w.k == w.steps) w = work(w.tile + (int)gridDim.x);
+        if (++w.k == w.steps) w = work(w.i + 1);
     }
 
     const AttnParams& p;
@@ -87,12 +96,12 @@ struct AttnTiles {
     Work computing;        // the consumers': the key tile being computed
 
     __device__ __forceinline__ AttnTiles(const AttnParams& params) : p(params) {
-        computing = loading = work((int)blockIdx.x);
+        computing = loading = work(0);
         head = computing.head;
         q0 = computing.q0;
         nsteps = computing.steps;
 #if PERSISTENT
-        for (int t = (int)(blockIdx.x + gridDim.x); t < p.heads * p.q_tiles; t += (int)gridDim.x) nsteps += work(t).steps;
+        for (Work w = work(1); w.tile < p.heads * p.q_tiles; w = work(w.i + 1)) nsteps += w.steps;
 #endif
     }
 

@@ -53,7 +53,7 @@ pub fn suite_cases(group: &Problem) -> Result<Vec<Case<Problem>>> {
 }
 
 /// Stress runs go to the causal problem of unequal blocks: each block walks its own count of
-/// key tiles; a persistent variant's on 7 blocks, so that each walks 20 or 21 query tiles of
+/// key tiles; a persistent variant's on 7 blocks, so that each walks 20 or 22 query tiles of
 /// unequal length, its ring running on from one into the next.
 pub fn stress_cases(group: &Problem, v: &AttnVariant) -> Result<Vec<Case<Problem>>> {
     let &(what, b, h, s, causal) = &SUITE[6];

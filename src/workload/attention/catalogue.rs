@@ -436,21 +436,34 @@ mod tests {
         let full = a.walk(v, &Problem { causal: false, ..p }, blocks);
         assert_eq!((full.blocks, full.steps, full.longest), (288, 288 * 18, 18));
         // persistent blocks: as many as are resident, or the stress runs' 7, never more than the
-        // tiles (16 heads of 9 tiles of 128 rows); block b walks tiles b, b + 7, ...
+        // pairs of tiles (16 heads of 9 tiles of 128 rows); block b walks pairs b, b + 7, ...
         let all = catalogue(DType::F16);
         let persist = all.iter().find(|v| v.shape.persistent).unwrap();
-        assert_eq!(a.grid(persist, &p, Grid::Persistent, 132), 132);
-        assert_eq!(a.grid(persist, &p, Grid::Persistent, 1000), 144);
+        assert_eq!(a.grid(persist, &p, Grid::Persistent, 132), 72);
+        assert_eq!(a.grid(persist, &p, Grid::Persistent, 60), 60);
         assert_eq!(a.grid(persist, &p, Grid::Fixed(7), 132), 7);
         assert_eq!(a.grid(&all[0], &p, Grid::Fixed(7), 132), 288);
         let w = a.walk(persist, &p, 7);
-        // tile t of a head of 9 is query tile 8 - t % 9, walking min(1100, 128 (9 - t % 9)) / 128
-        // key tiles: 9 (a tail), 8, 7, ..., 1
-        let steps = |t: u64| 9 - t % 9;
-        let per_block = |b: u64| (b..144).step_by(7).map(steps).sum::<u64>();
+        // a head of 9 walks its query tiles 8, 0, 7, 1, 6, 2, 5, 3, 4, tile q walking
+        // min(1100, 128 (q + 1)) / 128 key tiles: 9 (a tail), 1, 8, 2, 7, 3, 6, 4, 5
+        let order = [9, 1, 8, 2, 7, 3, 6, 4, 5];
+        let steps = |t: u64| order[(t % 9) as usize];
+        let per_block = |b: u64| (0..144).filter(|t| t / 2 % 7 == b).map(steps).sum::<u64>();
         assert_eq!(w.blocks, 7);
         assert_eq!(w.steps, 16 * 45);
         assert_eq!(w.longest, (0..7).map(per_block).max().unwrap());
+        // the pairs even the blocks out: at 16 heads of 16384 causal, on 132 blocks, 1024 pairs of
+        // 129 key tiles each, 8 pairs at most a block; striding single tiles, block 0 took the
+        // longest of each head, 16 tiles of 68..128 key tiles
+        let long = Problem::new(1, 16, 16384, 128, true, DType::F16).unwrap();
+        let w = a.walk(persist, &long, 132);
+        assert_eq!(
+            (w.blocks, w.steps, w.longest),
+            (132, 16 * 128 * 129 / 2, 8 * 129)
+        );
+        let single = (0..16).map(|j| 128 - (4 * j) % 128).sum::<u64>();
+        assert_eq!(single, (68..=128).step_by(4).sum::<u64>());
+        assert!(single > 3 * w.longest / 2, "{single} {}", w.longest);
         let stress = super::super::cases::stress_cases(&p, persist).unwrap();
         assert_eq!(stress[0].grid, Grid::Fixed(7));
     }

@@ -294,13 +294,13 @@ impl Workload for Attention {
     }
 
     /// A block per query tile of each head; persistent, the blocks resident at once (or a fixed
-    /// count, to make each walk many tiles), never more than the tiles.
+    /// count, to make each walk many tiles), never more than the pairs of tiles.
     fn grid(&self, v: &AttnVariant, p: &Problem, grid: Grid, resident: u32) -> u32 {
         let tiles = (p.heads_total() * p.seqlen.div_ceil(v.shape.bm as usize)) as u32;
         match (v.shape.persistent, grid) {
             (false, _) => tiles,
-            (true, Grid::Fixed(blocks)) => blocks.clamp(1, tiles),
-            (true, _) => resident.clamp(1, tiles),
+            (true, Grid::Fixed(blocks)) => blocks.clamp(1, tiles.div_ceil(2)),
+            (true, _) => resident.clamp(1, tiles.div_ceil(2)),
         }
     }
 
@@ -459,17 +459,23 @@ impl Workload for Attention {
     }
 
     /// Query tiles of BM rows of each head, a step per BN keys: under the causal mask a tile
-    /// walks the keys up to its last query. Tile t is head t / q_tiles's query tile
-    /// q_tiles - 1 - t % q_tiles (the last first) and block t % blocks's (kernels/attention.cu,
-    /// `AttnTiles`).
+    /// walks the keys up to its last query. Tile t is head t / q_tiles's, block t % blocks's
+    /// query tile q_tiles - 1 - t % q_tiles (the last first); persistent, blocks take pairs of
+    /// tiles, pair r block r % blocks's, and a head's tiles alternate from its ends: last, first,
+    /// second last, second, ... (kernels/attention.cu, `AttnTiles`).
     fn walk(&self, v: &AttnVariant, p: &Problem, blocks: u32) -> Walk {
         let (bm, bn) = (v.shape.bm as usize, v.shape.bn as usize);
         let q_tiles = p.seqlen.div_ceil(bm) as u64;
         let heads = p.heads_total() as u64;
-        Walk::uneven(heads * q_tiles, blocks, |t| {
-            let q_end = (q_tiles - t % q_tiles) as usize * bm;
+        let persistent = v.shape.persistent;
+        Walk::uneven(heads * q_tiles, blocks, 1 + u64::from(persistent), |t| {
+            let at = t % q_tiles;
+            let q_tile = match persistent && at % 2 == 1 {
+                true => at / 2,
+                false => q_tiles - 1 - at / (1 + u64::from(persistent)),
+            };
             let keys = match p.causal {
-                true => p.seqlen.min(q_end),
+                true => p.seqlen.min((q_tile as usize + 1) * bm),
                 false => p.seqlen,
             };
             keys.div_ceil(bn) as u64
