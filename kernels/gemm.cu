@@ -309,37 +309,68 @@ struct GemmTiles {
     // the tile's splits to arrive (the counter, counted in by one thread between two barriers
     // with its fences, as CUTLASS's split-K semaphore does, rather than a sequentially
     // consistent fence by every thread) rearms the counter and adds the planes into its
-    // accumulators in split order, the same order on every run whichever arrives last. PLANES
-    // planes at a time, so that each thread has a load of every accumulator of each in flight
-    // at once: a round trip to L2 per PLANES parts, not one per output and part (the first
-    // build) nor one per part (the next), which made a tile of many parts pay for each.
-    // The compute body's each_output(ctid, f) calls f(row, col, v) for each of this thread's
-    // accumulators v inside C, by reference.
+    // accumulators in split order, the same order on every run whichever arrives last.
+    // A plane holds the tile's accumulators in the threads' own order, four at a time, thread
+    // after thread: the last block's threads hold the same accumulators, so each reads back
+    // what its peers wrote, a warp's 512 contiguous bytes a load, at offsets fixed at compile
+    // time. Stored at C's places, a thread's loads each needed their own address and bounds
+    // test, and with 128 accumulators a thread (the warp-specialised 128 x 256 tile) the
+    // registers left held one load at a time: a round trip to L2 per accumulator and part.
+    // PLANES planes at a time, so that a tile of few accumulators a thread has a load of each
+    // of several parts in flight at once; a tile of many, a few float4s of a plane at a time.
     template <class Body>
     __device__ __forceinline__ bool reduced_here(int ctid, Body& body) const {
         __shared__ u32 last;
-        // the loads of PLANES planes live in registers beside the accumulators: up to 64
-        constexpr int ACCS = sizeof(body.acc) / sizeof(float);
+        constexpr int ACCS = sizeof(body.acc) / sizeof(float), QUADS = ACCS / 4;
+        static_assert(ACCS % 4 == 0, "a thread's accumulators in whole float4s");
+        // the loads in flight live in registers beside the accumulators: BATCH float4s of each
+        // of PLANES planes, 64 registers at most, fewer the more accumulators (16 beside 128:
+        // the warp-specialised tile's consumers have 168 in all)
         constexpr int PLANES = ACCS >= 64 ? 1 : 64 / ACCS < 4 ? 64 / ACCS : 4;
-        const int plane = p.m * p.n;  // int offsets: the host caps the workspace at 2^26 floats
-        body.each_output(ctid, [&](int row, int col, float& v) { __stcg(p.workspace + split * plane + row * p.n + col, v); });
+        constexpr int BATCH = QUADS < 512 / ACCS ? QUADS : 512 / ACCS;
+        static_assert(QUADS % BATCH == 0, "whole batches");
+        float* acc = reinterpret_cast<float*>(&body.acc);
+        // int offsets: the host caps the workspace at 2^26 floats
+        const int plane = tiles() * QUADS * CONSUMERS;  // float4s
+        const float4* base = reinterpret_cast<const float4*>(p.workspace) + tile * QUADS * CONSUMERS + ctid;
+        float4* mine = reinterpret_cast<float4*>(p.workspace) + split * plane + tile * QUADS * CONSUMERS + ctid;
+#pragma unroll
+        for (int q = 0; q < QUADS; ++q) __stcg(mine + q * CONSUMERS, make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
         named_barrier_sync(1, CONSUMERS);
         if (ctid == 0) last = count_in_gpu(p.counters + tile) == (u32)(splits - 1);
         named_barrier_sync(1, CONSUMERS);
         if (!last) return false;
         if (ctid == 0) p.counters[tile] = 0U;
-        body.each_output(ctid, [](int, int, float& v) { v = 0.0f; });
+#pragma unroll
+        for (int a = 0; a < ACCS; ++a) acc[a] = 0.0f;
         for (int s = 0; s < splits; s += PLANES) {
 #pragma unroll
-            for (int g = 0; g < PLANES; ++g) {
-                // a plane past the last part reads the last again and adds nothing (a select, not
-                // a branch, between the planes, which would hold each plane's loads back)
-                const bool part_of_it = PLANES == 1 || s + g < splits;
-                const float* part = p.workspace + (PLANES == 1 ? s : min(s + g, splits - 1)) * plane;
-                body.each_output(ctid, [&](int row, int col, float& v) {
-                    const float x = __ldcg(part + row * p.n + col);
-                    v = part_of_it ? v + x : v;
-                });
+            for (int c = 0; c < QUADS; c += BATCH) {
+                float4 x[PLANES][BATCH];
+#pragma unroll
+                for (int g = 0; g < PLANES; ++g) {
+                    // a plane past the last part reads the last again and adds nothing (a
+                    // select, not a branch, between the planes, which would hold each plane's
+                    // loads back)
+                    const float4* part = base + (PLANES == 1 ? s : min(s + g, splits - 1)) * plane;
+#pragma unroll
+                    for (int q = 0; q < BATCH; ++q) x[g][q] = __ldcg(part + (c + q) * CONSUMERS);
+                }
+#pragma unroll
+                for (int g = 0; g < PLANES; ++g) {
+                    const bool part_of_it = PLANES == 1 || s + g < splits;
+#pragma unroll
+                    for (int q = 0; q < BATCH; ++q) {
+                        float* a = acc + 4 * (c + q);
+                        a[0] = part_of_it ? a[0] + x[g][q].x : a[0];
+                        a[1] = part_of_it ? a[1] + x[g][q].y : a[1];
+                        a[2] = part_of_it ? a[2] + x[g][q].z : a[2];
+                        a[3] = part_of_it ? a[3] + x[g][q].w : a[3];
+                    }
+                }
+                // ptxas hoists loads past their batch, into registers it then spills from the
+                // rest of the kernel; a warp's memory ordering point holds them to it
+                __syncwarp();
             }
         }
         return true;

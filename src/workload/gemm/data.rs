@@ -154,12 +154,14 @@ impl Inputs {
 
 /// The most parts a split-K launch divides K into.
 pub const MAX_SPLITS: u32 = 16;
-/// The largest split-K workspace a problem gets (MAX_SPLITS planes of M x N f32 partial sums):
-/// split-K is for problems of few tiles, such as a decode step's.
+/// The largest split-K workspace a problem gets (MAX_SPLITS planes of f32 partial sums of whole
+/// tiles): split-K is for problems of few tiles, such as a decode step's.
 pub const WORKSPACE_LIMIT: usize = 256 << 20;
 
+/// A plane holds every tile whole (kernels/gemm.cu, `reduced_here`), so it covers M and N
+/// rounded up to the largest split-K tile, 128 x 256, whose sides every other one divides.
 fn workspace_bytes(p: &Problem) -> usize {
-    MAX_SPLITS as usize * p.m * p.n * 4
+    MAX_SPLITS as usize * p.m.next_multiple_of(128) * p.n.next_multiple_of(256) * 4
 }
 
 /// The split-K counters a problem gets: one per tile of 16 x 64, which covers the tiles of every
@@ -172,7 +174,7 @@ pub fn counters(p: &Problem) -> usize {
 pub fn split_k_unfit(p: &Problem) -> Option<String> {
     (workspace_bytes(p) > WORKSPACE_LIMIT).then(|| {
         format!(
-            "split-K keeps up to {MAX_SPLITS} planes of M x N f32 partial sums, at most {} MiB: M x N = {} x {} needs {} MiB; it is for problems of few tiles (decode shapes)",
+            "split-K keeps up to {MAX_SPLITS} planes of f32 partial sums of whole tiles, at most {} MiB: M x N = {} x {} needs {} MiB; it is for problems of few tiles (decode shapes)",
             WORKSPACE_LIMIT >> 20,
             p.m,
             p.n,

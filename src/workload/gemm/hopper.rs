@@ -27,6 +27,17 @@ impl Tile {
         }
     }
 
+    /// The warp-specialised split-K tile: two consumer warpgroups of 64 x 128, 64 accumulators
+    /// a thread, so the reduction's loads have registers beside them (on 128 x 256, 128
+    /// accumulators left room for one load at a time, and a tile of two parts ran slower than
+    /// one of one part).
+    pub fn hopper_ws_split() -> Tile {
+        Tile {
+            wgmma: true,
+            ..Tile::new(128, 128, 64, 8, 1, 1)
+        }
+    }
+
     /// A Hopper tile of `rows` rows of A (16 or 32) by 128 of B, operands swapped: one warpgroup's
     /// wgmma m64n`rows`k16 on two 64-row blocks of B's rows, so no MMA computes rows past a
     /// decode step's tokens.
@@ -178,7 +189,8 @@ pub(super) fn catalogue() -> Vec<GemmVariant> {
             split_k(6, Tile::hopper_swapped(16), false),
             split_k(8, Tile::hopper_swapped(16), false),
             split_k(6, Tile::hopper_swapped(32), false),
-            split_k(4, Tile::hopper(true), true),
+            split_k(4, Tile::hopper_ws_split(), true),
+            split_k(6, Tile::hopper_ws_split(), true),
         ])
         .collect()
 }
@@ -269,7 +281,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.shape.tile.wgmma)
             .collect();
-        assert_eq!(hopper.len(), 22);
+        assert_eq!(hopper.len(), 23);
         for v in &hopper {
             assert_eq!(
                 v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
@@ -336,12 +348,12 @@ mod tests {
             split_k(3, Tile::hopper(false), false).name,
             "tma-wgmma-sk-s3"
         );
-        // warp-specialised, on its own 128 x 256 tile: 16 tiles of a 128-row decode step
-        let ws = split_k(4, Tile::hopper(true), true);
-        assert_eq!(ws.name, "tma-wgmma-ws-sk-s4");
+        // warp-specialised, on 128 x 128: 32 tiles of a 128-row decode step, 4 parts each
+        let ws = split_k(4, Tile::hopper_ws_split(), true);
+        assert_eq!(ws.name, "tma-wgmma-ws-sk-s4-128x128x64-8w");
         assert!(ws.warp_specialized && ws.shape.split_k);
         let d128 = Problem::new(128, 4096, 14336, Layout::Nk, DType::Bf16).unwrap();
-        assert_eq!(gemm.grid(&ws, &d128, Grid::Persistent, 132), 16 * 8);
+        assert_eq!(gemm.grid(&ws, &d128, Grid::Persistent, 132), 32 * 4);
         // a decode step: 16 x 14336 x 4096, 112 tiles of 64 x 128, 264 blocks resident
         let decode = Problem::new(16, 14336, 4096, Layout::Nk, DType::Bf16).unwrap();
         assert_eq!(gemm.grid(&short, &decode, Grid::Persistent, 264), 224);
