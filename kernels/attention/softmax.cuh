@@ -30,16 +30,25 @@ struct AttnRows : AttnTiles {
     // A fragment e of 16 x 16 sits at row lane / 4 (+ 8 for e odd), columns 2 (lane % 4) (+ 8 for
     // e >= 2) and the next; rows past the last query are zeros.
     __device__ __forceinline__ void start() {
-        const int lane = threadIdx.x & 31;
-        row0 = q0 + (int)(threadIdx.x / 32) * 16;
-        const elem_t* q = p.q + (long long)head * p.seqlen * D;
+        load_q(head, q0);
+        reset();
+    }
+    // Q's fragments of head h's query tile from row q (a persistent block loads the next tile's
+    // while the last one's final softmax and P V run).
+    __device__ __forceinline__ void load_q(int h, int q) {
+        const int lane = threadIdx.x & 31, r0 = q + (int)(threadIdx.x / 32) * 16;
+        const elem_t* src = p.q + (long long)h * p.seqlen * D;
 #pragma unroll
         for (int kk = 0; kk < D / 16; ++kk)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
-                const int row = row0 + lane / 4 + (e & 1) * 8, col = kk * 16 + lane % 4 * 2 + (e >> 1) * 8;
-                qf[kk][e] = row < p.seqlen ? *reinterpret_cast<const u32*>(q + (long long)row * D + col) : 0U;
+                const int row = r0 + lane / 4 + (e & 1) * 8, col = kk * 16 + lane % 4 * 2 + (e >> 1) * 8;
+                qf[kk][e] = row < p.seqlen ? *reinterpret_cast<const u32*>(src + (long long)row * D + col) : 0U;
             }
+    }
+    // The rows of the query tile at q0, none of them seen yet.
+    __device__ __forceinline__ void reset() {
+        row0 = q0 + (int)(threadIdx.x / 32) * 16;
 #pragma unroll
         for (int j = 0; j < ON; ++j)
 #pragma unroll

@@ -14,8 +14,8 @@
 // waits for P V and rescales O; the ring releases the previous tile's slot after it (and the
 // last tile's P V runs in flush()). O sees the same sums in the same order as without it.
 // PERSISTENT (with RELEASE_LAG): a block walks query tiles while the producer runs on into the
-// next tile's keys; the first step of a new tile ends the last one (its final P V, O stored) and
-// loads the new rows of Q before issuing its S.
+// next tile's keys; the last tile's final S retired, the consumers load the next tile's rows of
+// Q, and the first step of the new tile ends the last one (its final P V, O stored).
 #pragma once
 
 #include "attention/softmax.cuh"
@@ -101,6 +101,14 @@ struct Attention : AttnRows {
         mma_wait<0>();
 #endif
         fence_registers(s);
+#if PERSISTENT
+        // S has read Q for the last time in this query tile: the next tile's rows load into its
+        // registers while this softmax and the last P V run, not when the next tile starts
+        if (kt == computing.steps - 1) {
+            const Work next = work(computing.i + 1);
+            if (next.tile < p.heads * p.q_tiles) load_q(next.head, next.q0);
+        }
+#endif
 #if PINGPONG
         // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
         named_barrier_arrive_if(g == 0 || k + 1 < steps(), PP_BAR + 1 - g, 256);
@@ -155,13 +163,14 @@ struct Attention : AttnRows {
 
 #if PERSISTENT
     // Step k starts the block's next query tile: the last one's final P V (step k - 1's, whose
-    // slot the ring releases after this step), its O stored, then the new tile's rows.
+    // slot the ring releases after this step), its O stored, then the new tile's rows (its Q
+    // already loaded, at the last one's final S).
     __device__ __forceinline__ void next_rows(int k, int ctid) {
         last_pv(k - 1);
         finish(ctid);
         head = computing.head;
         q0 = computing.q0;
-        start();
+        reset();
     }
 #endif
 };
