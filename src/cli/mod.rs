@@ -62,7 +62,8 @@ pub enum Command {
     /// Your own kernel (.cu, cubin, fatbinary or executable): mechanism attestation, protocol
     /// checks, resources; exit 1 on a contradicted claim or a hazard (host only).
     Inspect(inspect::InspectArgs),
-    /// One launch of one variant on fresh inputs, checked against the reference: for
+    /// One launch of one variant on fresh inputs, checked against the reference (after its
+    /// correct twin's launch, where it has one, which it must match bit for bit): for
     /// compute-sanitizer, Nsight Compute and other tools to observe.
     Probe(probe::ProbeArgs),
     /// Instrumented builds: copy/compute timeline per sampled block, overlap figure, Chrome trace.

@@ -142,9 +142,19 @@ pub fn suite_end(report: &SuiteReport, format: Format) {
 }
 
 /// A probe's builds are ready: the process that watches it knows it is alive, and from here on
-/// a run that prints nothing for long has hung.
-pub fn probe_built(variant: &str, runs: usize) {
+/// a run that prints nothing for long has hung. Where the variant has a twin, the twin launches
+/// first in each run: a tool that observes the first launch of the kernel sees the twin.
+pub fn probe_built(variant: &str, runs: usize, twin: Option<&str>) {
     println!("built {variant}: {runs} runs to go");
+    if let Some(twin) = twin {
+        println!("{}", probe_order(variant, twin));
+    }
+}
+
+fn probe_order(variant: &str, twin: &str) -> String {
+    format!(
+        "each run launches {twin} first (its output is what {variant}'s must match bit for bit), then {variant}: to observe {variant} alone, skip the kernel's first launch of each run (Nsight Compute: --launch-skip 1 --launch-count 1)"
+    )
 }
 
 /// One probe run.
@@ -234,4 +244,18 @@ pub fn sass(header: &str, excerpt: &str) {
 /// An error that ends a command, in the form main gives its own.
 pub fn error(text: &str) {
     eprintln!("tilepipe: error: {text}");
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_probe_names_its_twins_launch_and_how_to_skip_it() {
+        let line = super::probe_order("tma-wgmma-ws-ov-persist-s3", "tma-wgmma-ws-s2");
+        assert!(
+            line.starts_with("each run launches tma-wgmma-ws-s2 first"),
+            "{line}"
+        );
+        assert!(line.contains("then tma-wgmma-ws-ov-persist-s3"), "{line}");
+        assert!(line.contains("--launch-skip 1 --launch-count 1"), "{line}");
+    }
 }

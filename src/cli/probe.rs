@@ -71,7 +71,7 @@ impl Visitor for ProbeArgs {
             &case,
             instrument,
             (a.runs as u64, a.problem.seed),
-            (|| print::probe_built(&v.name, a.runs), each),
+            (|twin| print::probe_built(&v.name, a.runs, twin), each),
         ) {
             Ok(true) => Ok(ExitCode::SUCCESS),
             Ok(false) => Ok(ExitCode::from(1)),

@@ -39,7 +39,8 @@ pub fn named<W: Workload>(
 pub type RunVerdict = std::result::Result<(), String>;
 
 /// `runs` runs of `v` on `case` built with `instrument`, each on fresh inputs (seed, seed + 1,
-/// ...), `built` told once its builds are ready (before the first run), `each` told of every run
+/// ...), `built` told once its builds are ready (before the first run) with the name of the twin
+/// that launches before `v` in each run, if it has one, `each` told of every run
 /// as it ends. An error that is no verdict on a run (a build, a
 /// fault that lost the context) ends the runs.
 pub fn probe<W: Workload>(
@@ -49,7 +50,7 @@ pub fn probe<W: Workload>(
     case: &Case<W::Problem>,
     instrument: Instrument,
     (runs, seed): (u64, u64),
-    (built, mut each): (impl FnOnce(), impl FnMut(u64, &RunVerdict)),
+    (built, mut each): (impl FnOnce(Option<&str>), impl FnMut(u64, &RunVerdict)),
 ) -> Result<bool> {
     let dtype = crate::workload::Problem::dtype(&case.problem);
     let problems = [&case.problem];
@@ -74,7 +75,7 @@ pub fn probe<W: Workload>(
         .into_iter()
         .collect::<Result<Vec<_>>>()?;
     let me = ready.remove(0);
-    built();
+    built(twin.as_ref().map(|t| t.name.as_str()));
     let lineup = Lineup {
         ready: ready.iter().map(|t| (0, t)).chain([(1, &me)]).collect(),
         correct: &correct,
