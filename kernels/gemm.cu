@@ -6,7 +6,7 @@
 // wgmma reading both operands from the slot.
 //
 // Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
-// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, TMA_STORE, CLUSTER,
+// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, PINGPONG, TMA_STORE, CLUSTER,
 // SPLIT_K, SWAP_AB, and the pipeline's MECH,
 // STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
@@ -22,6 +22,10 @@
 #ifndef TMA_STORE
 #define TMA_STORE 0  // 1: C leaves through shared memory and TMA stores (TMA + wgmma only)
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0  // 1: persistent, each consumer warpgroup on tiles of its own, the two in turns
+#endif
+#define WG_TURNS PINGPONG  // a turn: one tile's K slices (pipeline/ring.cuh)
 #ifndef SPLIT_K
 #define SPLIT_K 0  // 1: the grid's blocks beyond one per tile split K; partial sums reduced in order
 #endif
@@ -34,6 +38,7 @@ static_assert(CONSUMERS == 32 * WARPS_M * WARPS_N, "one consumer warp per warp t
 static_assert(!PERSISTENT || WGMMA, "persistent blocks are built on the Hopper ring");
 static_assert((CLUSTER == 1 && !TMA_STORE) || WGMMA, "clusters and TMA stores are built on the Hopper ring");
 static_assert(!SWAP_AB || WGMMA, "operands swap on the Hopper body");
+static_assert(!PINGPONG || (PERSISTENT && CLUSTER == 1), "ping-pong turns pass within one persistent CTA");
 static_assert(!SPLIT_K || (!PERSISTENT && CLUSTER == 1 && !TMA_STORE), "split-K gives each block one part of one tile, stored from registers");
 static_assert(COPY_BYTES >= ESIZE && (BK * ESIZE) % COPY_BYTES == 0, "a slice row is whole copy units");
 

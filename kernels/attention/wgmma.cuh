@@ -25,10 +25,6 @@ static_assert(MECH == MECH_TMA, "wgmma reads the slot through the async proxy, w
 static_assert(!PINGPONG || (WS && CONSUMERS == 256), "ping-pong takes turns between two consumer warpgroups");
 static_assert(!PERSISTENT || (WS && RELEASE_LAG && !PINGPONG), "a persistent block is built on the warp-specialised ring with the softmax beside P V");
 
-// Named barriers 8 and 9: warpgroup g waits on 8 + g for its turn, which the other's arrival
-// gives (256 threads: one warpgroup waiting, the other arriving).
-#define PP_BAR 8
-
 // The timeline's body events of a key tile, per consumer warpgroup (common/hooks.cuh): S = Q K^T
 // issued and retired (the softmax begins), the softmax ended, P V issued and retired.
 #define EV_S_ISSUED 0
@@ -47,7 +43,7 @@ struct Attention : AttnRows {
     // Warpgroup 0 takes the first turn: warpgroup 1 gives it before its own first wait.
     __device__ __forceinline__ void begin() {
         AttnRows::begin();
-        if (threadIdx.x / 128 == 1) named_barrier_arrive(PP_BAR, 256);
+        if (threadIdx.x / 128 == 1) named_barrier_arrive(TURN_BAR, 256);
     }
 #endif
 
@@ -83,7 +79,7 @@ struct Attention : AttnRows {
         // S = Q K^T: head-dimension slice kk is 32 bytes into panel kk / 4 of K's rows
 #if PINGPONG
         const int g = ctid / 128;
-        named_barrier_sync(PP_BAR + g, 256);
+        named_barrier_sync(TURN_BAR + g, 256);
 #endif
         wgmma_fence();
 #pragma unroll
@@ -111,7 +107,7 @@ struct Attention : AttnRows {
 #endif
 #if PINGPONG
         // the other's turn; warpgroup 1's last is not taken (each wait pairs with one arrival)
-        named_barrier_arrive_if(g == 0 || k + 1 < steps(), PP_BAR + 1 - g, 256);
+        named_barrier_arrive_if(g == 0 || k + 1 < steps(), TURN_BAR + 1 - g, 256);
 #endif
         mark(k, EV_S_RETIRED);
         float scale[2];

@@ -53,6 +53,7 @@
 #define CTL_MASK_SHIFTED 15      // attention: the causal mask shows each query one key more (a numerical control)
 #define CTL_WINDOW_SHIFT 16      // row windows: a row that starts inside a chunk is read one element late in its slot (numerical)
 #define CTL_WINDOW_UNSHIFTED 17  // row windows: a row that starts inside a chunk read from its window's start (numerical)
+#define CTL_TURN_SKIPPED 18      // turns: a consumer warpgroup reads its turn's steps without waiting for the other's turn to end
 
 // The part of every workload's Params that the pipeline itself uses. The host mirrors it
 // (engine::Ctl); both sides assert its size.

@@ -16,7 +16,7 @@
 // refill while other threads' reads of the slot's previous step are unfinished, a slot found
 // refilled at the end of a read): those need the window the stress perturbation opens.
 //
-// Needs, from pipeline/pipeline.cuh: MECH, STAGES, CONSUMERS, THREADS, NWARPS_C.
+// Needs, from pipeline/pipeline.cuh: MECH, STAGES, THREADS, READERS, NWARPS_R.
 #pragma once
 #include "common/hooks.cuh"
 
@@ -48,10 +48,11 @@ static_assert(!MONITOR || (TRACE_TILES == 0 && ONLY == 0), "a monitor build chec
 #define MON_WGMMA_INFLIGHT 14    // slot released with wgmma groups still reading it. a: groups in flight
 #define MON_TAIL_READ 15         // a copy is not the copy plan's. a: tensor (0 X, 1 A, 2 B), b: row, c: column, d: MON_PLAN_*, e, f: the tensor's rows and columns
 #define MON_ISSUE_PAST_END 16    // a step issued past the block's last one. a: the block's steps
-#define MON_DRAIN 17             // a walk ended with a step count short or long. a: steps done, b: the block's steps, c: ROLE_*
+#define MON_DRAIN 17             // a walk ended with a step count short or long. a: steps done, b: steps due (the block's, or its turns'), c: ROLE_*
 #define MON_RELEASE_PARTIAL 18   // cluster: slot released to fewer CTAs than multicast into it. a: CTAs released to, b: the cluster's
 #define MON_STORE_UNFENCED 19    // TMA store of a staged tile some of whose writers fenced no write. a: those writers, b: the group's threads
-static_assert(MON_STORE_UNFENCED < MON_RULES, "every rule has its count");
+#define MON_TURN_UNWAITED 20     // a consumer warpgroup's turn read with no wait for it. a: the turn (step's k), b: the turn it last waited for (-1: none)
+static_assert(MON_TURN_UNWAITED < MON_RULES, "every rule has its count");
 // How a copy departs from the copy plan (TAIL_READ's d)
 #define MON_PLAN_ELSEWHERE 0  // inside the data, it reads another address or byte count
 #define MON_PLAN_PAST 1       // past an edge, it reads the tensor instead of zero-filling
@@ -128,8 +129,8 @@ __device__ __forceinline__ void mon_report(const Ctl& c, u32 rule, int slot, int
 __device__ __forceinline__ u32 mon_phase(int k) { return (u32)(k / STAGES) & 1U; }
 
 // The arrivals each mbarrier's phase has in its protocol: the ring's full[s] one (the producer's
-// expect_tx), empty[s] one per consumer warp of the cluster; a memcpy_async slot barrier every thread.
-__device__ __forceinline__ int mon_arrivals(int id) { return MECH == MECH_MCA_BARRIER ? THREADS : id < STAGES ? 1 : NWARPS_C * CLUSTER; }
+// expect_tx), empty[s] one per warp of the cluster that reads its steps; a memcpy_async slot barrier every thread.
+__device__ __forceinline__ int mon_arrivals(int id) { return MECH == MECH_MCA_BARRIER ? THREADS : id < STAGES ? 1 : NWARPS_R * CLUSTER; }
 
 // Which mechanisms hand a step over by a block barrier after its completion (each thread's own
 // store or cp.async wait), and which issue each step from every thread.
@@ -152,6 +153,7 @@ struct Mon {
     int announced = 0, brought = 0;  // ring producer: the step's expect_tx, this lane's copy bytes
     bool withheld = false;           // ring producer: the step's copies were not issued (may_issue)
     int issues = 0, reads = 0;
+    int turn = -1;                   // WG_TURNS: the turn this thread last waited for
 
     __device__ __forceinline__ Mon(const Ctl& ctl, int steps) : c(ctl), n(steps) {
         for (int s = 0; s < STAGES; ++s) issued[s] = done[s] = ready[s] = emptied[s] = -1;
@@ -164,13 +166,13 @@ struct Mon {
             log->capacity = MON_RECORDS;
             log->mech = MECH;
             log->stages = STAGES;
-            log->consumers = CONSUMERS;
+            log->consumers = READERS;
             log->threads = THREADS;
             if (log->trail != 0U) {  // every block: the first to fault may be any
                 MonTrail* t = reinterpret_cast<MonTrail*>(log->trail);
                 t->mech = MECH;
                 t->stages = STAGES;
-                t->consumers = CONSUMERS;
+                t->consumers = READERS;
                 t->threads = THREADS;
                 __threadfence_system();
                 *reinterpret_cast<volatile u32*>(&t->magic) = MON_MAGIC;
@@ -222,8 +224,8 @@ struct Mon {
             if (done[s] != k - STAGES || done_epoch[s] == epoch)
                 report(MON_REFILL_UNACQUIRED, s, k, done[s], (int)done_epoch[s], (int)epoch);
 #endif
-            const u32 before = CONSUMERS * (u32)(k / STAGES - 1), rel = shared(mon_shared.released[s]);
-            if (rel < before + CONSUMERS) report(MON_REFILL_EARLY, s, k, rel > before ? (int)(rel - before) : 0, CONSUMERS);
+            const u32 before = READERS * (u32)(k / STAGES - 1), rel = shared(mon_shared.released[s]);
+            if (rel < before + READERS) report(MON_REFILL_EARLY, s, k, rel > before ? (int)(rel - before) : 0, READERS);
         }
         issued[s] = k;
 #if MECH == MECH_SYNC || MECH == MECH_REGPREFETCH
@@ -401,11 +403,27 @@ struct Mon {
 #endif
     }
 
-    // The end of this thread's walk: a producer issued and a consumer read every step, once.
-    __device__ __forceinline__ void drain(bool producer, bool consumer) {
+    // WG_TURNS: this thread waited for turn t, or begins reading turn t at step k; a turn read
+    // with no wait for it is a sequence rule (a warpgroup whose MMAs do not wait for the other's
+    // turn to end computes the same sums, so only the monitor sees the turns run together).
+    __device__ __forceinline__ void turn_waited(int t) {
 #if MONITOR
+        turn = t;
+#endif
+    }
+    __device__ __forceinline__ void turn_began(int t, int k) const {
+#if MONITOR
+        if (turn != t) report(MON_TURN_UNWAITED, -1, k, t, turn);
+#endif
+    }
+
+    // The end of this thread's walk: a producer issued every step, once, and a consumer read
+    // `due` steps (every step, or those of its warpgroup's turns), once.
+    __device__ __forceinline__ void drain(bool producer, bool consumer, int due = -1) {
+#if MONITOR
+        if (due < 0) due = n;
         if (producer && issues != n) report(MON_DRAIN, -1, n, issues, n, ROLE_PRODUCER);
-        if (consumer && reads != n) report(MON_DRAIN, -1, n, reads, n, ROLE_CONSUMER);
+        if (consumer && reads != due) report(MON_DRAIN, -1, n, reads, due, ROLE_CONSUMER);
         MonLog* log = mon_log(c);
         atomicAdd(&log->reads, (u32)reads);
         if (threadIdx.x == 0) atomicAdd(&log->blocks, 1U);

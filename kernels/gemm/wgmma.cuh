@@ -3,6 +3,8 @@
 // warpgroup g computes rows [g, g + 1) x WG_M / WGS of the tile as MI blocks of 64 rows x WG_N:
 // of C (WG_M = BM, WG_N = BN), or with SWAP_AB of C^T = B A^T (WG_M = BN, WG_N = BM), where the
 // tile's rows of A are a decode step's few tokens, too few for wgmma's 64 rows but not for its N.
+// PINGPONG: each warpgroup computes whole tiles (WGS 1), its turns' (pipeline/ring.cuh), and
+// stores one while the other's MMAs run.
 #pragma once
 
 #if SWAP_AB
@@ -12,7 +14,8 @@
 #define WG_M BM
 #define WG_N BN
 #endif
-#define WGS (CONSUMERS / 128)
+#define WGS (PINGPONG ? 1 : CONSUMERS / 128)  // warpgroups sharing a tile
+#define WG_PART(ctid) ((ctid) / 128 % WGS)      // which of them: its WG_M / WGS rows
 #define MI (WG_M / WGS / 64)
 static_assert(CONSUMERS % 128 == 0 && MI >= 1 && WG_M == WGS * MI * 64, "whole warpgroups of whole 64-row blocks");
 static_assert(BK * ESIZE == 128 && TENSOR_CORES, "16-bit K slices of one 128-byte swizzle row");
@@ -39,7 +42,7 @@ struct Gemm : GemmTiles {
         between();
         perturb(p.ctl, k, EDGE_COMPUTE);
         // wgmma's A: the slot's rows along WG_M (A's, or B's when swapped), this warpgroup's part
-        const u32 sa = smem_addr(slot) + (SWAP_AB ? TileA::BYTES : 0) + ctid / 128 * (WG_M / WGS) * 128;
+        const u32 sa = smem_addr(slot) + (SWAP_AB ? TileA::BYTES : 0) + WG_PART(ctid) * (WG_M / WGS) * 128;
         const u32 sb = smem_addr(slot) + (SWAP_AB ? 0 : TileA::BYTES);
         fence_accumulators();
         wgmma_fence();
@@ -66,7 +69,15 @@ struct Gemm : GemmTiles {
             for (int r = 0; r < WG_N / 2; ++r) fence_operand(acc[i][r]);
     }
 
-#if PERSISTENT
+#if PINGPONG
+    // A turn is one tile's K slices: the block's tiles blockIdx.x + t x gridDim.x in turn t.
+    __device__ __forceinline__ int turn_steps() const { return ksteps; }
+    __device__ __forceinline__ void end_turn(int t, int ctid) {
+        int m, n;
+        corner((int)blockIdx.x + t * (int)gridDim.x, m, n);
+        epilogue(ctid, m, n);
+    }
+#elif PERSISTENT
     // After the slot of step k is released (the ring calls it): a tile's last slice stores the
     // tile, from registers, holding no slot, and starts the next.
     __device__ __forceinline__ void after_release(int, int ctid) {
@@ -117,7 +128,7 @@ struct Gemm : GemmTiles {
                 staged_written();
                 staged_fence();
                 staged_sync(g, 1 + g, 128);
-                if (t == 0) staged_store(p.ctl, g, 128, p.map_c, n + 64 * c, m + g * (BM / WGS) + i * 64, buf);
+                if (t == 0) staged_store(p.ctl, g, 128, p.map_c, n + 64 * c, m + WG_PART(ctid) * (BM / WGS) + i * 64, buf);
             }
     }
 #else
@@ -127,7 +138,7 @@ struct Gemm : GemmTiles {
     // column 8j + 2 (lane % 4) + e % 2, a row and column of C^T when swapped.
     template <class F>
     __device__ __forceinline__ void each_output(int ctid, F f) {
-        const int lane = ctid & 31, r0 = ctid / 128 * (WG_M / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
+        const int lane = ctid & 31, r0 = WG_PART(ctid) * (WG_M / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll
@@ -146,7 +157,7 @@ struct Gemm : GemmTiles {
 #else
     // The accumulators as each_output places them: pairs of adjacent columns.
     __device__ __forceinline__ void epilogue(int ctid, int m, int n) const {
-        const int lane = ctid & 31, row0 = m + ctid / 128 * (BM / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
+        const int lane = ctid & 31, row0 = m + WG_PART(ctid) * (BM / WGS) + (ctid % 128 / 32) * 16 + lane / 4;
 #pragma unroll
         for (int i = 0; i < MI; ++i)
 #pragma unroll

@@ -81,6 +81,15 @@ static_assert(FOLD == 1 || SPLIT == 1, "a build folds or splits its threads, not
 #define THREADS (CONSUMERS + (WS ? PRODUCER_THREADS : 0))
 #define NWARPS_C (CONSUMERS / 32)
 static_assert(CONSUMERS % 32 == 0, "consumers come in whole warps");
+// WG_TURNS 1 (the warp-specialised ring): the two consumer warpgroups take the block's steps in
+// turns of W::turn_steps() steps, warpgroup 0 the even turns, 1 the odd; each step is read by the
+// READERS threads of one warpgroup, and its slot released by their warps.
+#ifndef WG_TURNS
+#define WG_TURNS 0
+#endif
+static_assert(!WG_TURNS || (WS && CONSUMERS == 256), "turns pass between two consumer warpgroups beside a producer");
+#define READERS (WG_TURNS ? 128 : CONSUMERS)
+#define NWARPS_R (READERS / 32)
 
 #include "common/monitor.cuh"
 

@@ -9,6 +9,11 @@
 #pragma once
 
 static_assert(CLUSTER == 1 || (WS && MECH == MECH_TMA), "a cluster shares the multicast copies of warp-specialised TMA rings");
+static_assert(!WG_TURNS || (CLUSTER == 1 && !RELEASE_LAG), "a turn's steps are released within it, in one CTA");
+
+// Named barriers TURN_BAR and TURN_BAR + 1: consumer warpgroup g waits on TURN_BAR + g for its
+// turn, which the other's arrival gives (256 threads: one warpgroup waiting, the other arriving).
+#define TURN_BAR 8
 
 
 // Registers per thread after the hand-over (WS with a producer warpgroup; 0: no hand-over).
@@ -172,6 +177,32 @@ __device__ __forceinline__ void flush_steps(Mon& m, W& w, u64* empty, int n, int
 #endif
 }
 
+// WG_TURNS: warpgroup g takes the turns g, g + 2, ... of W::turn_steps() steps each. It waits for
+// its turn (the other's pass at the end of the turn before), reads the turn's steps, passes the
+// turn on once their MMAs have retired, and ends the turn (W::end_turn: its epilogue) while the
+// other warpgroup's turn runs: one warpgroup's MMAs at a time, beside the other's stores.
+template <class W>
+__device__ __forceinline__ void consume_turns(Mon& m, W& w, u64* full, u64* empty, int n, int ctid) {
+    const int g = ctid / 128, per = w.turn_steps(), turns = n / per;
+    const bool rec = ctid % 128 == 0;
+    int due = 0;
+    named_barrier_arrive_if(g == 1, TURN_BAR, 256);  // warpgroup 0 takes the first turn
+    for (int t = g; t < turns; t += 2, due += per) {
+        w.begin();
+#if CONTROL != CTL_TURN_SKIPPED
+        named_barrier_sync(TURN_BAR + g, 256);
+        m.turn_waited(t);
+#endif
+        m.turn_began(t, t * per);
+        RingState<STAGES> read{(u32)(t * per)};
+        for (int k = t * per; k < (t + 1) * per; ++k, read.advance()) consume(m, w, full, empty, k, read, ctid, rec);
+        // the last turn is passed to no one (each wait pairs with one arrival)
+        named_barrier_arrive_if(t + 1 < turns, TURN_BAR + 1 - g, 256);
+        w.end_turn(t, ctid);
+    }
+    m.drain(false, true, due);
+}
+
 template <class W>
 __device__ __forceinline__ void run_pipeline(W& w) {
     __shared__ __align__(8) u64 full[STAGES];
@@ -184,7 +215,7 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #endif
         for (int s = 0; s < STAGES; ++s) {
             bar_init(m, &full[s], s, 1);
-            bar_init(m, &empty[s], STAGES + s, NWARPS_C * CLUSTER);
+            bar_init(m, &empty[s], STAGES + s, NWARPS_R * CLUSTER);
         }
         bar_fence(m);
     }
@@ -215,10 +246,14 @@ __device__ __forceinline__ void run_pipeline(W& w) {
 #if REGS_CONSUMER
     setmaxnreg_inc<REGS_CONSUMER>();
 #endif
+#if WG_TURNS
+    consume_turns(m, w, full, empty, n, tid);
+#else
     w.begin();
     for (int k = 0; k < n; ++k, read.advance()) consume(m, w, full, empty, k, read, tid, tid == 0);
     flush_steps(m, w, empty, n, tid, tid == 0);
     m.drain(false, true);
+#endif
 #else
     const bool producer = tid < 32;  // warp 0 produces, then consumes with the others
     w.begin();

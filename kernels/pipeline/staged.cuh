@@ -106,7 +106,12 @@ __device__ __forceinline__ void run_compute_only(W& w) {
     stage_load(w, 0, tid, st);
     stage_store(m, w, 0, 0, tid, st);
     m.sync();
-    for (int k = 0; k < n; ++k) w.consume(slot_ptr<W>(0), k, tid, Nothing());
+    for (int k = 0; k < n; ++k) {
+#if WG_TURNS
+        if (k / w.turn_steps() % 2 != tid / 128) continue;  // the other warpgroup's turn
+#endif
+        w.consume(slot_ptr<W>(0), k, tid, Nothing());
+    }
 #if RELEASE_LAG
     if (n > 0) w.flush(tid);
 #endif

@@ -51,10 +51,12 @@ pub enum Rule {
     /// A TMA store of a staged tile some of whose writers had not fenced their writes to the
     /// async proxy when they passed the store's barrier.
     StoreUnfenced,
+    /// Turns: a consumer warpgroup read a turn's steps with no wait for the turn.
+    TurnUnwaited,
 }
 
 impl Rule {
-    pub const ALL: [Rule; 19] = [
+    pub const ALL: [Rule; 20] = [
         Rule::RefillEarly,
         Rule::RefillUnacquired,
         Rule::ReadUnwaited,
@@ -74,6 +76,7 @@ impl Rule {
         Rule::Drain,
         Rule::ReleasePartial,
         Rule::StoreUnfenced,
+        Rule::TurnUnwaited,
     ];
 
     /// The MON_* code (1-based, in `ALL`'s order).
@@ -107,6 +110,7 @@ impl Rule {
             Rule::Drain => "drain",
             Rule::ReleasePartial => "release-partial",
             Rule::StoreUnfenced => "store-unfenced",
+            Rule::TurnUnwaited => "turn-unwaited",
         }
     }
 }
@@ -231,7 +235,7 @@ pub(super) fn message(v: &Violation) -> String {
             a - 1
         ),
         Rule::Drain => format!(
-            "the walk ended with {a} of the block's {b} steps {}",
+            "the walk ended with {a} of the {b} steps due {}",
             if c == 1 { "issued" } else { "read" }
         ),
         Rule::ReleasePartial => format!(
@@ -239,6 +243,14 @@ pub(super) fn message(v: &Violation) -> String {
         ),
         Rule::StoreUnfenced => format!(
             "a TMA store of the staged box at column {c}, row {d} read shared memory that {a} of its {b} writers had not fenced to the async proxy (fence.proxy.async) before its barrier"
+        ),
+        Rule::TurnUnwaited => format!(
+            "a consumer warpgroup read turn {a} from step {k} with no wait for it (the turn it last waited for: {})",
+            if b < 0 {
+                "none".to_string()
+            } else {
+                b.to_string()
+            }
         ),
     }
 }

@@ -40,7 +40,7 @@ fn fields(name: &str) -> Vec<String> {
         .collect()
 }
 
-const DEVICE_NAMES: [(Rule, &str); 19] = [
+const DEVICE_NAMES: [(Rule, &str); 20] = [
     (Rule::RefillEarly, "MON_REFILL_EARLY"),
     (Rule::RefillUnacquired, "MON_REFILL_UNACQUIRED"),
     (Rule::ReadUnwaited, "MON_READ_UNWAITED"),
@@ -60,6 +60,7 @@ const DEVICE_NAMES: [(Rule, &str); 19] = [
     (Rule::Drain, "MON_DRAIN"),
     (Rule::ReleasePartial, "MON_RELEASE_PARTIAL"),
     (Rule::StoreUnfenced, "MON_STORE_UNFENCED"),
+    (Rule::TurnUnwaited, "MON_TURN_UNWAITED"),
 ];
 
 #[test]
@@ -129,7 +130,7 @@ fn rule_codes_are_the_devices() {
     assert_eq!(DEVICE_NAMES.len(), Rule::ALL.len());
     assert!((Rule::ALL.len() as u32) < define("MON_RULES"));
     assert_eq!(Rule::from_code(0), None);
-    assert_eq!(Rule::from_code(20), None);
+    assert_eq!(Rule::from_code(21), None);
 }
 
 const TMA_S2: Build = Build {
@@ -254,7 +255,7 @@ fn every_rule_says_what_it_saw() {
     const CPASYNC: u32 = 2;
     const PIPELINE: u32 = 3;
     const TMA: u32 = 6;
-    let cases: [(Rule, u32, [i32; 6], &str); 15] = [
+    let cases: [(Rule, u32, [i32; 6], &str); 16] = [
         (
             Rule::ReadIncomplete,
             CPASYNC,
@@ -337,7 +338,13 @@ fn every_rule_says_what_it_saw() {
             Rule::Drain,
             CPASYNC,
             [5, 6, 1, 0, 0, 0],
-            "the walk ended with 5 of the block's 6 steps issued",
+            "the walk ended with 5 of the 6 steps due issued",
+        ),
+        (
+            Rule::TurnUnwaited,
+            TMA,
+            [3, 1, 0, 0, 0, 0],
+            "a consumer warpgroup read turn 3 from step 7 with no wait for it (the turn it last waited for: 1)",
         ),
         (
             Rule::InitCount,
@@ -400,19 +407,19 @@ fn records_past_the_room_are_counted_not_lost() {
 #[test]
 fn a_log_that_disagrees_with_itself_is_refused() {
     let unknown = RawRecord {
-        rule: 20,
+        rule: 21,
         ..record(Rule::Drain, 0, 0, [0; 6])
     };
     let e = decode(&buffer(TMA_S2, &[unknown], &[(Rule::Drain, 1)], 1)).unwrap_err();
-    assert!(e.to_string().contains("unknown rule code 20"), "{e}");
+    assert!(e.to_string().contains("unknown rule code 21"), "{e}");
     let uncounted = record(Rule::Drain, 0, 0, [0; 6]);
     let e = decode(&buffer(TMA_S2, &[uncounted], &[], 1)).unwrap_err();
     assert!(e.to_string().contains("a record of drain"), "{e}");
     let mut bad_count = buffer(TMA_S2, &[], &[], 1);
-    let at = STATUS_WORDS * 4 + 48 + 4 * 20;
+    let at = STATUS_WORDS * 4 + 48 + 4 * 21;
     bad_count[at..at + 4].copy_from_slice(&1u32.to_le_bytes());
     let e = decode(&bad_count).unwrap_err();
-    assert!(e.to_string().contains("unknown rule code 20"), "{e}");
+    assert!(e.to_string().contains("unknown rule code 21"), "{e}");
 }
 
 #[test]

@@ -172,6 +172,9 @@ pub enum Control {
     /// Row windows: TMA lands each row's window from its aligned chunk, but the row is read from
     /// the window's start, its offset in the chunk not applied (a numerical control).
     WindowUnshifted,
+    /// Turns: a consumer warpgroup reads its turn's steps without waiting for the other's turn
+    /// to end (the sums are the same: the protocol monitor catches it).
+    TurnSkipped,
 }
 
 impl Control {
@@ -197,6 +200,7 @@ impl Control {
             Control::MaskShifted => 15,
             Control::WindowShift => 16,
             Control::WindowUnshifted => 17,
+            Control::TurnSkipped => 18,
         }
     }
 
@@ -238,6 +242,9 @@ impl Control {
             }
             Control::WindowUnshifted => {
                 "a row that starts inside a 16-byte chunk read from its TMA window's start, its offset not applied"
+            }
+            Control::TurnSkipped => {
+                "a consumer warpgroup starts its turn's MMAs without waiting for the other's turn to end"
             }
         }
     }

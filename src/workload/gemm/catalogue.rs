@@ -214,6 +214,7 @@ pub fn defines(v: &GemmVariant, p: &Problem, instrument: Instrument) -> Vec<Stri
         format!("-DB_NK={}", u32::from(p.layout == Layout::Nk)),
         format!("-DWGMMA={}", u32::from(t.wgmma)),
         format!("-DPERSISTENT={}", u32::from(v.shape.persistent)),
+        format!("-DPINGPONG={}", u32::from(v.shape.pingpong)),
         format!("-DCLUSTER={}", v.shape.cluster),
         format!("-DTMA_STORE={}", u32::from(v.shape.tma_store)),
         format!("-DSPLIT_K={}", u32::from(v.shape.split_k)),
@@ -234,9 +235,17 @@ pub fn registers_handed_over(v: &GemmVariant) -> Option<u32> {
 }
 
 pub fn completion(v: &GemmVariant) -> String {
-    let mut ring = v.with_policy(v.protocol(v.shape.tile.threads() * v.shape.cluster));
+    // the consumer threads that read each step: in ping-pong, one warpgroup's
+    let readers = match v.shape.pingpong {
+        true => 128,
+        false => v.shape.tile.threads(),
+    };
+    let mut ring = v.with_policy(v.protocol(readers * v.shape.cluster));
     if v.shape.persistent {
         ring.push_str("; persistent: the ring runs on across the tiles a block walks, the producer loading the next tile's slices while the consumers store the last");
+    }
+    if v.shape.pingpong {
+        ring.push_str("; ping-pong: each consumer warpgroup computes the tiles of its turns, waiting for its turn (named barrier 8 or 9) before its MMAs and passing it on once they retire, then storing its tile while the other's MMAs run");
     }
     if v.shape.cluster > 1 {
         ring.push_str(&format!("; clusters of {} CTAs: each multicasts its part of B's slice into every CTA's slot, so empty[s] counts the consumer warps of the whole cluster and the producer waits for their last releases before its block exits", v.shape.cluster));

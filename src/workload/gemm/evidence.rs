@@ -15,7 +15,8 @@ fn compute_opcodes(dtype: DType, wgmma: bool) -> &'static [&'static str] {
 }
 
 /// The Hopper rungs' own instructions, each with the opcode form the SASS must show: B's
-/// multicast TMA loads in a cluster, the TMA stores of a staged epilogue.
+/// multicast TMA loads in a cluster, the TMA stores of a staged epilogue, ping-pong's passes of
+/// the turn (a named barrier's arrival, which no other Hopper build has).
 fn rung_forms(shape: &GemmShape) -> Vec<&'static str> {
     let mut forms = Vec::new();
     if shape.cluster > 1 {
@@ -23,6 +24,9 @@ fn rung_forms(shape: &GemmShape) -> Vec<&'static str> {
     }
     if shape.tma_store {
         forms.push("UTMASTG.2D");
+    }
+    if shape.pingpong {
+        forms.push("BAR.ARV");
     }
     forms
 }

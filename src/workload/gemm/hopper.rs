@@ -27,11 +27,11 @@ impl Tile {
         }
     }
 
-    /// The warp-specialised split-K tile: two consumer warpgroups of 64 x 128, 64 accumulators
-    /// a thread, so the reduction's loads have registers beside them (on 128 x 256, 128
-    /// accumulators left room for one load at a time, and a tile of two parts ran slower than
-    /// one of one part).
-    pub fn hopper_ws_split() -> Tile {
+    /// 128 x 128 on two consumer warpgroups beside a producer: split-K's, each warpgroup on 64
+    /// rows, 64 accumulators a thread, so the reduction's loads have registers beside them (on
+    /// 128 x 256, 128 accumulators left room for one load at a time, and a tile of two parts ran
+    /// slower than one of one part); ping-pong's, each warpgroup on tiles of its own.
+    pub fn hopper_square() -> Tile {
         Tile {
             wgmma: true,
             ..Tile::new(128, 128, 64, 8, 1, 1)
@@ -51,12 +51,13 @@ impl Tile {
 }
 
 /// The steps of the Hopper ladder as built, in order: what each adds over the one before.
-pub const LADDER: [&str; 5] = [
+pub const LADDER: [&str; 6] = [
     "TMA + wgmma, one consumer warpgroup",
     "warp-specialised: a producer warpgroup hands registers to two consumers",
     "persistent: one block per SM walks tiles",
     "2-CTA clusters: B's slices multicast to both CTAs",
     "TMA-store epilogue: C staged in shared memory, stored by TMA",
+    "ping-pong: each consumer warpgroup on tiles of its own, one's epilogue beside the other's MMAs",
 ];
 
 /// The ladder step (an index into `LADDER`) a Hopper variant stands on: the last of the steps
@@ -70,6 +71,7 @@ pub fn ladder_step(v: &GemmVariant) -> Option<usize> {
             s.persistent,
             s.cluster > 1,
             s.tma_store,
+            s.pingpong,
         ]
         .iter()
         .rposition(|&on| on)
@@ -82,13 +84,16 @@ pub fn ladder_step(v: &GemmVariant) -> Option<usize> {
 /// blocks as fit on the GPU at once, each walking tiles, so the producer loads the next tile's
 /// slices while the consumers store the last; `multicast`, clusters of two CTAs on vertically
 /// adjacent tiles, each loading half of their common B slice and multicasting it to both;
-/// `tma_store`, C staged in shared memory and stored by TMA while the next part is staged.
+/// `tma_store`, C staged in shared memory and stored by TMA while the next part is staged;
+/// `pingpong`, persistent blocks whose two consumer warpgroups each compute whole 128 x 128
+/// tiles, taking turns at the MMAs, so one stores its tile while the other computes.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Build {
     pub ws: bool,
     pub persistent: bool,
     pub multicast: bool,
     pub tma_store: bool,
+    pub pingpong: bool,
 }
 
 impl Build {
@@ -97,10 +102,16 @@ impl Build {
         persistent: false,
         multicast: false,
         tma_store: false,
+        pingpong: false,
     };
     pub const WS: Build = Build {
         ws: true,
         ..Build::PLAIN
+    };
+    pub const PINGPONG: Build = Build {
+        persistent: true,
+        pingpong: true,
+        ..Build::WS
     };
 }
 
@@ -108,17 +119,22 @@ impl Build {
 pub(super) fn variant(stages: u32, b: Build) -> GemmVariant {
     let flag = |on: bool, text: &'static str| if on { text } else { "" };
     let name = format!(
-        "tma-wgmma{}{}{}{}-s{stages}",
+        "tma-wgmma{}{}{}{}{}-s{stages}",
         flag(b.ws, "-ws"),
-        flag(b.persistent, "-persist"),
+        flag(b.persistent && !b.pingpong, "-persist"),
+        flag(b.pingpong, "-pp"),
         flag(b.multicast, "-mc2"),
         flag(b.tma_store, "-st"),
     );
     Variant {
         name,
         ..Pipe::ring(Mechanism::Tma, stages, b.ws).shaped(GemmShape {
-            tile: Tile::hopper(b.ws),
+            tile: match b.pingpong {
+                true => Tile::hopper_square(),
+                false => Tile::hopper(b.ws),
+            },
             persistent: b.persistent,
+            pingpong: b.pingpong,
             cluster: if b.multicast { 2 } else { 1 },
             tma_store: b.tma_store,
             split_k: false,
@@ -145,7 +161,8 @@ pub(super) fn split_k(stages: u32, tile: Tile, ws: bool) -> GemmVariant {
 }
 
 /// The Hopper variants of a 16-bit catalogue: the plain ring at 2..6 stages, warp-specialised at
-/// 2..4, persistent at 3 and 4, the cluster and TMA-store rungs at 4, and split-K for few tiles
+/// 2..4, persistent at 3 and 4, the cluster and TMA-store rungs at 4, ping-pong at 4 and 5 and
+/// with the TMA store at 5, and split-K for few tiles
 /// (on 128-row tiles, on 64, on 16 and 32 with the operands swapped, and warp-specialised on
 /// 128 x 256).
 pub(super) fn catalogue() -> Vec<GemmVariant> {
@@ -183,20 +200,31 @@ pub(super) fn catalogue() -> Vec<GemmVariant> {
         .chain((3..=4).map(|s| variant(s, persistent)))
         .chain(rungs.map(|b| variant(4, b)))
         .chain([
+            variant(4, Build::PINGPONG),
+            variant(5, Build::PINGPONG),
+            variant(
+                5,
+                Build {
+                    tma_store: true,
+                    ..Build::PINGPONG
+                },
+            ),
+        ])
+        .chain([
             split_k(3, Tile::hopper(false), false),
             split_k(4, Tile::hopper_short(), false),
             split_k(6, Tile::hopper_short(), false),
             split_k(6, Tile::hopper_swapped(16), false),
             split_k(8, Tile::hopper_swapped(16), false),
             split_k(6, Tile::hopper_swapped(32), false),
-            split_k(4, Tile::hopper_ws_split(), true),
-            split_k(6, Tile::hopper_ws_split(), true),
+            split_k(4, Tile::hopper_square(), true),
+            split_k(6, Tile::hopper_square(), true),
         ])
         .collect()
 }
 
 /// Broken Hopper pipelines: the ring's on two stages (a released slot is refilled at once), the
-/// cluster's and the TMA store's on their correct twins' four.
+/// cluster's, the TMA store's and ping-pong's on their correct twins' four.
 pub(super) fn controls() -> Vec<GemmVariant> {
     use Control::*;
     let multicast = Build {
@@ -217,6 +245,7 @@ pub(super) fn controls() -> Vec<GemmVariant> {
         (2, Build::WS, EarlyRelease, "ctl-tma-ws-early-release"),
         (4, multicast, ReleaseLocal, "ctl-tma-mc2-release-local"),
         (4, staged, StoreUnfenced, "ctl-tma-st-unfenced"),
+        (4, Build::PINGPONG, TurnSkipped, "ctl-tma-pp-turn-skipped"),
     ]
     .into_iter()
     .map(|(s, b, c, name)| Variant::control(variant(s, b), c, name))
@@ -255,7 +284,9 @@ mod tests {
                     steps.insert(s);
                     assert_eq!(s >= 1, v.warp_specialized, "{}", v.name);
                     assert_eq!(s == 3, v.name.contains("-mc2") && !v.name.contains("-st"));
-                    assert_eq!(s == 4, v.shape.tma_store, "{}", v.name);
+                    assert_eq!(s == 4, v.shape.tma_store && !v.shape.pingpong, "{}", v.name);
+                    assert_eq!(s == 5, v.shape.pingpong, "{}", v.name);
+                    assert!(!v.shape.pingpong || v.shape.persistent, "{}", v.name);
                     assert_eq!(v.name.contains("-mc2"), v.shape.cluster == 2);
                 }
             }
@@ -281,7 +312,7 @@ mod tests {
             .into_iter()
             .filter(|v| v.shape.tile.wgmma)
             .collect();
-        assert_eq!(hopper.len(), 23);
+        assert_eq!(hopper.len(), 26);
         for v in &hopper {
             assert_eq!(
                 v.shape.tile.slot_bytes(p.dtype, p.layout) % 1024,
@@ -316,6 +347,21 @@ mod tests {
         assert!(why.contains("16 bytes") && why.contains("1001"), "{why}");
         assert!(completion(&hopper[0]).contains("wgmma.wait_group 0"));
         assert!(hopper.iter().any(|v| completion(v).contains("setmaxnreg")));
+        // ping-pong: persistent, a whole 128 x 128 tile per consumer warpgroup, its slots
+        // released by one warpgroup's 4 warps
+        let pp = hopper.iter().find(|v| v.shape.pingpong).unwrap();
+        assert_eq!(pp.name, "tma-wgmma-ws-pp-s4");
+        assert!(pp.shape.persistent && pp.shape.tile == Tile::hopper_square());
+        let d = defines(pp, &p, Instrument::CLEAN);
+        assert!(
+            d.contains(&"-DPINGPONG=1".to_string()) && d.contains(&"-DPERSISTENT=1".to_string())
+        );
+        assert!(!defines(&hopper[0], &p, Instrument::CLEAN).contains(&"-DPINGPONG=1".to_string()));
+        let said = completion(pp);
+        assert!(
+            said.contains("arrive count 4") && said.contains("named barrier 8 or 9"),
+            "{said}"
+        );
     }
 
     #[test]
@@ -335,7 +381,7 @@ mod tests {
         }
         assert_eq!(super::super::catalogue::controls(DType::F32).len(), 7);
         assert_eq!(super::super::catalogue::controls(DType::F16).len(), 7);
-        assert_eq!(super::super::catalogue::controls(DType::Bf16).len(), 16);
+        assert_eq!(super::super::catalogue::controls(DType::Bf16).len(), 17);
     }
 
     #[test]
@@ -349,7 +395,7 @@ mod tests {
             "tma-wgmma-sk-s3"
         );
         // warp-specialised, on 128 x 128: 32 tiles of a 128-row decode step, 4 parts each
-        let ws = split_k(4, Tile::hopper_ws_split(), true);
+        let ws = split_k(4, Tile::hopper_square(), true);
         assert_eq!(ws.name, "tma-wgmma-ws-sk-s4-128x128x64-8w");
         assert!(ws.warp_specialized && ws.shape.split_k);
         let d128 = Problem::new(128, 4096, 14336, Layout::Nk, DType::Bf16).unwrap();

@@ -117,14 +117,17 @@ impl Tile {
 }
 
 /// A GEMM variant's shape: the block tile it moves slices for, whether a block per SM walks many
-/// tiles (persistent) or each block computes one, the CTAs of a cluster that share B's slices by
-/// TMA multicast (1: none), whether C leaves through shared memory by TMA stores, and whether a
-/// problem of few tiles splits K over the GPU's other blocks.
+/// tiles (persistent) or each block computes one, whether a persistent block's two consumer
+/// warpgroups each compute tiles of their own in turns (ping-pong), the CTAs of a cluster that
+/// share B's slices by TMA multicast (1: none), whether C leaves through shared memory by TMA
+/// stores, and whether a problem of few tiles splits K over the GPU's other blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct GemmShape {
     pub tile: Tile,
     #[serde(default)]
     pub persistent: bool,
+    #[serde(default)]
+    pub pingpong: bool,
     #[serde(default = "one")]
     pub cluster: u32,
     #[serde(default)]
@@ -144,6 +147,7 @@ impl GemmShape {
         GemmShape {
             tile,
             persistent: false,
+            pingpong: false,
             cluster: 1,
             tma_store: false,
             split_k: false,
