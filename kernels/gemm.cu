@@ -6,7 +6,7 @@
 // wgmma reading both operands from the slot.
 //
 // Set by tilepipe with -D: DTYPE, BM, BN, BK, WARPS_M, WARPS_N (CONSUMERS = 32 x WARPS_M x WARPS_N),
-// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, PINGPONG, TMA_STORE, CLUSTER,
+// B_NK, MIN_BLOCKS (blocks per SM the register budget must allow), WGMMA, PERSISTENT, PINGPONG, MMA_LAG, TMA_STORE, CLUSTER,
 // SPLIT_K, SWAP_AB, and the pipeline's MECH,
 // STAGES, COPY_BYTES, ... (pipeline/pipeline.cuh).
 
@@ -26,6 +26,14 @@
 #define PINGPONG 0  // 1: persistent, each consumer warpgroup on tiles of its own, the two in turns
 #endif
 #define WG_TURNS PINGPONG  // a turn: one tile's K slices (pipeline/ring.cuh)
+// Ping-pong's warpgroup has the tensor cores to itself for its turn: a step's MMAs run on while it
+// waits for the next slot, the previous step's retired and its slot released then (a step late).
+// MMA_LAG (set by tilepipe, which reads it to check the SASS): the step's group left in flight.
+#define RELEASE_LAG PINGPONG
+#ifndef MMA_LAG
+#define MMA_LAG 0
+#endif
+static_assert(MMA_LAG == PINGPONG, "the host says what ping-pong leaves in flight at a release");
 #ifndef SPLIT_K
 #define SPLIT_K 0  // 1: the grid's blocks beyond one per tile split K; partial sums reduced in order
 #endif

@@ -387,7 +387,8 @@ struct Mon {
         }
 #endif
     }
-    __device__ __forceinline__ void read_done(int k, int s) {
+    // `later`: the wgmma groups committed after step k's that may still run (MMA_LAG at a late release).
+    __device__ __forceinline__ void read_done(int k, int s, u32 later = 0) {
 #if MONITOR
         ++reads;
 #if MECH != MECH_DIRECT
@@ -398,7 +399,7 @@ struct Mon {
         const u32 held = shared(mon_shared.held[s]);
         if (held > (u32)k + 1U) report(MON_SLOT_HOLDS_OTHER, s, k, (int)held - 1, 1);
         const u32 pending = mon_shared.wg_pending[threadIdx.x];
-        if (pending) report(MON_WGMMA_INFLIGHT, s, k, (int)pending);
+        if (pending > later) report(MON_WGMMA_INFLIGHT, s, k, (int)pending);
 #endif
 #endif
     }

@@ -35,8 +35,9 @@ struct Gemm : GemmTiles {
     }
 
     // Adds the slot's K slice to the accumulators, waits until the MMAs have retired their
-    // shared-memory reads, then returns so the ring can release the slot. `between` runs before
-    // the first read (early-release control).
+    // shared-memory reads, then returns so the ring can release the slot; RELEASE_LAG: waits for
+    // the previous step's alone, whose slot the ring then releases, and flush() for the last.
+    // `between` runs before the first read (early-release control).
     template <class Between>
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int ctid, Between between) {
         between();
@@ -58,9 +59,16 @@ struct Gemm : GemmTiles {
                 wgmma_ss<WG_N, 1 - (B_NK || SWAP_AB)>(acc[i], smem_desc_sw128(sa + i * 64 * 128 + kk * 32, 16), db, 1);
         }
         mma_commit();
+        mma_wait<RELEASE_LAG>();
+        fence_accumulators();
+    }
+
+#if RELEASE_LAG
+    __device__ __forceinline__ void flush(int) {
         mma_wait<0>();
         fence_accumulators();
     }
+#endif
 
     __device__ __forceinline__ void fence_accumulators() {
 #pragma unroll

@@ -18,7 +18,9 @@
 //                                       accumulators start, so none is live in the producer
 //   after_release(k, ctid)              (mbarrier ring) after a consumer thread's release of step k's
 //                                       slot: work on registers alone (a persistent tile's epilogue)
-//   flush(ctid)                         (RELEASE_LAG) after the last step: ends its reads of the last slot
+//   flush(ctid)                         (RELEASE_LAG) after the last step (of a turn): ends its reads of the last slot
+//   turn_steps(), end_turn(t, ctid)     (WG_TURNS) the steps of a turn; after turn t, its warpgroup's
+//                                       work on registers alone (an epilogue) while the other's turn runs
 //   cta_rank()                          this block's rank in its cluster (0 without one)
 //   finish(ctid)                        after the last step, by every consumer thread (an epilogue; may be empty)
 //   PLAN_CHECKED, plan_src(k, u, at), plan_row(k, r, at)   (monitor builds) whether copies are checked
@@ -55,6 +57,13 @@
 #define RELEASE_LAG 0
 #endif
 static_assert(RELEASE_LAG == 0 || (RELEASE_LAG == 1 && WS && (MECH == MECH_TMA || MECH == MECH_BULK)), "a slot released a step late needs a dedicated producer's ring");
+// The wgmma groups a body may leave in flight at a slot's late release: those committed after the
+// released step's (wgmma.wait_group N retires all but the newest N), 0 where the body waits for
+// every group before a release.
+#ifndef MMA_LAG
+#define MMA_LAG 0
+#endif
+static_assert(MMA_LAG <= RELEASE_LAG, "only a slot released late may have later groups in flight");
 // Direct only: each thread does the work of FOLD of the compute body's threads, in a block of
 // CONSUMERS = the run's consumers / FOLD (more loads in flight per thread), or a SPLIT-th of one's,
 // in a block of the run's consumers x SPLIT (fewer registers, more threads per SM). The compute

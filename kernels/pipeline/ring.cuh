@@ -9,7 +9,7 @@
 #pragma once
 
 static_assert(CLUSTER == 1 || (WS && MECH == MECH_TMA), "a cluster shares the multicast copies of warp-specialised TMA rings");
-static_assert(!WG_TURNS || (CLUSTER == 1 && !RELEASE_LAG), "a turn's steps are released within it, in one CTA");
+static_assert(!WG_TURNS || CLUSTER == 1, "turns pass within one CTA");
 
 // Named barriers TURN_BAR and TURN_BAR + 1: consumer warpgroup g waits on TURN_BAR + g for its
 // turn, which the other's arrival gives (256 threads: one warpgroup waiting, the other arriving).
@@ -131,9 +131,11 @@ __device__ __forceinline__ void release_step(Mon& m, W& w, u64* empty, int k, in
 // Consumes step k: wait full, compute, release. After an abort it computes on whatever the slot
 // holds, keeping every barrier's participants together. RELEASE_LAG 1: the body of step k still
 // reads step k-1's slot (attention's P V of the previous key tile, issued beside this tile's
-// scores), so that slot is released after step k's body, and the last after flush_steps().
+// scores; a GEMM turn's MMAs of the previous slice), so that slot is released after step k's
+// body, and the last after flush_steps(); `first`: the first step of this thread's run of steps
+// (its turn's), whose step before it is none of its own.
 template <class W>
-__device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec) {
+__device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int k, RingState<STAGES> st, int ctid, bool rec, int first = 0) {
     const Ctl& c = w.ctl();
     const int s = st.slot();
 #if CONTROL == CTL_WRONG_PARITY
@@ -151,7 +153,7 @@ __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int
     m.read(k, s);
     w.consume(slot_ptr<W>(s), k, ctid, Nothing());
     const RingState<STAGES> done{st.count - RELEASE_LAG};  // the step whose slot the body has finished
-    if (k >= RELEASE_LAG) m.read_done(k - RELEASE_LAG, done.slot());
+    if (k - RELEASE_LAG >= first) m.read_done(k - RELEASE_LAG, done.slot(), MMA_LAG);
     trace(c, k, EV_COMPUTE_END, rec);
     perturb(c, k, EDGE_RELEASE);
 #if CONTROL == CTL_EARLY_RELEASE && RELEASE_LAG
@@ -159,11 +161,11 @@ __device__ __forceinline__ void consume(Mon& m, W& w, u64* full, u64* empty, int
 #elif CONTROL == CTL_EARLY_RELEASE
     released_step(w, k, ctid, rec);  // released before the body read it
 #else
-    if (k >= RELEASE_LAG) release_step(m, w, empty, k - RELEASE_LAG, done.slot(), ctid, rec);
+    if (k - RELEASE_LAG >= first) release_step(m, w, empty, k - RELEASE_LAG, done.slot(), ctid, rec);
 #endif
 }
 
-// RELEASE_LAG: after the last step, the body finishes reading its slot (W::flush), which is released.
+// RELEASE_LAG: after the last step (n - 1), the body finishes reading its slot (W::flush), which is released.
 template <class W>
 __device__ __forceinline__ void flush_steps(Mon& m, W& w, u64* empty, int n, int ctid, bool rec) {
 #if RELEASE_LAG
@@ -183,7 +185,9 @@ __device__ __forceinline__ void flush_steps(Mon& m, W& w, u64* empty, int n, int
 // other warpgroup's turn runs: one warpgroup's MMAs at a time, beside the other's stores.
 template <class W>
 __device__ __forceinline__ void consume_turns(Mon& m, W& w, u64* full, u64* empty, int n, int ctid) {
-    const int g = ctid / 128, per = w.turn_steps(), turns = n / per;
+    // the warpgroup, as a value ptxas sees is the same in every lane (a loop it thought could
+    // diverge, with a step's MMAs in flight across it, serialised every wgmma: C7518)
+    const int g = __shfl_sync(0xffffffffU, ctid / 128, 0), per = w.turn_steps(), turns = n / per;
     const bool rec = ctid % 128 == 0;
     int due = 0;
     named_barrier_arrive_if(g == 1, TURN_BAR, 256);  // warpgroup 0 takes the first turn
@@ -195,7 +199,8 @@ __device__ __forceinline__ void consume_turns(Mon& m, W& w, u64* full, u64* empt
 #endif
         m.turn_began(t, t * per);
         RingState<STAGES> read{(u32)(t * per)};
-        for (int k = t * per; k < (t + 1) * per; ++k, read.advance()) consume(m, w, full, empty, k, read, ctid, rec);
+        for (int k = t * per; k < (t + 1) * per; ++k, read.advance()) consume(m, w, full, empty, k, read, ctid, rec, t * per);
+        flush_steps(m, w, empty, (t + 1) * per, ctid, rec);
         // the last turn is passed to no one (each wait pairs with one arrival)
         named_barrier_arrive_if(t + 1 < turns, TURN_BAR + 1 - g, 256);
         w.end_turn(t, ctid);

@@ -85,7 +85,7 @@ pub fn inspect<W: Workload>(
     {
         for v in [
             protocol::init_published(f),
-            protocol::wgmma_retired(f),
+            protocol::wgmma_retired(f, protocol::mma_lag(&built.options)),
             protocol::uniforms_written(f),
         ]
         .into_iter()

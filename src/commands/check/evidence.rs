@@ -43,13 +43,12 @@ pub fn tests<W: Workload>(
         let kernel = sass::parse::parse(&r.sass.listing)
             .into_iter()
             .find(|f| f.name == w.kernel().entry);
-        let facts = [
-            (
-                "mbarrier-init",
-                sass::protocol::init_published as fn(_) -> _,
-            ),
-            ("wgmma-retired", sass::protocol::wgmma_retired),
-            ("uniforms-written", sass::protocol::uniforms_written),
+        let lag = sass::protocol::mma_lag(&r.built.options);
+        let retired = |f: &_| sass::protocol::wgmma_retired(f, lag);
+        let facts: [(&str, sass::protocol::Fact); 3] = [
+            ("mbarrier-init", &sass::protocol::init_published),
+            ("wgmma-retired", &retired),
+            ("uniforms-written", &sass::protocol::uniforms_written),
         ];
         for (test, fact) in facts {
             if let Some(verdict) = kernel.as_ref().and_then(fact) {

@@ -5,12 +5,17 @@
 
 use super::parse::Function;
 
+/// What a fact says of a kernel: held (how), broken (where), or None where it does not apply.
+pub type Verdict = Option<Result<String, String>>;
+/// A fact read from a kernel's SASS.
+pub type Fact<'a> = &'a dyn Fn(&Function) -> Verdict;
+
 /// For a kernel that initialises mbarriers (`SYNCS.EXCH.64`): whether a block-wide barrier
 /// (`BAR.SYNC` on barrier 0 without a thread count) stands after the last initialisation and
 /// before the first phase wait (`SYNCS.PHASECHK`), in listing order. The initialisation runs once
 /// at the top of these kernels, before any loop, so listing order is execution order there.
 /// None when the kernel initialises no mbarrier.
-pub fn init_published(f: &Function) -> Option<Result<String, String>> {
+pub fn init_published(f: &Function) -> Verdict {
     let at = |pred: fn(&str, &str) -> bool| -> Vec<u32> {
         f.instructions
             .iter()
@@ -39,27 +44,58 @@ pub fn init_published(f: &Function) -> Option<Result<String, String>> {
     })
 }
 
-/// For a kernel that issues wgmma (`HGMMA`): whether every one is retired by a
-/// `WARPGROUP.DEPBAR.LE gsb0, 0x0` before the next mbarrier arrive (`SYNCS.ARRIVE*`), in listing
-/// order. tilepipe's consumers release a slot by an arrive right after the step's MMAs, so an
-/// arrive with an MMA still in flight frees a slot that MMA may still read: the producer's next
-/// copy would race it. The monitor's wgmma-in-flight rule sees this in a checking build's run;
-/// this sees it in every clean build's SASS, with no GPU. A wait that keeps groups in flight
-/// (`0x1`, ...) does not retire them. Listing order is execution order here: each step's
+/// The wgmma groups a build may leave in flight at a slot's release, as its options say
+/// (`-DMMA_LAG=N`: a step's own group runs on while the previous step's slot is released); 0
+/// where none is said.
+pub fn mma_lag(options: &[String]) -> u32 {
+    options
+        .iter()
+        .find_map(|o| o.strip_prefix("-DMMA_LAG="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// For a kernel that issues wgmma (`HGMMA`): whether, at every mbarrier arrive (`SYNCS.ARRIVE*`),
+/// no more wgmma groups are in flight than the build's `lag`, in listing order. A group is the
+/// MMAs up to one that commits (`gsb0`); `WARPGROUP.DEPBAR.LE gsb0, N` leaves the newest N in
+/// flight. tilepipe's consumers release a slot by an arrive right after the step's MMAs (or,
+/// with a lag of 1, the previous step's slot once the previous step's group has retired), so an
+/// arrive with more in flight frees a slot an MMA may still read: the producer's next copy would
+/// race it. The monitor's wgmma-in-flight rule sees this in a checking build's run; this sees it
+/// in every clean build's SASS, with no GPU. Listing order is execution order here: each step's
 /// MMAs, their wait and the release are one straight run inside the loop. None without wgmma.
-pub fn wgmma_retired(f: &Function) -> Option<Result<String, String>> {
-    let mut in_flight: Option<u32> = None;
+pub fn wgmma_retired(f: &Function, lag: u32) -> Verdict {
+    // the groups in flight, oldest first, each by its first MMA's offset
+    let mut groups: Vec<u32> = Vec::new();
+    let mut open: Option<u32> = None;
     let (mut mmas, mut arrives) = (0, 0);
     for i in &f.instructions {
         if i.opcode.starts_with("HGMMA") {
             mmas += 1;
-            in_flight.get_or_insert(i.offset);
-        } else if i.opcode.starts_with("WARPGROUP.DEPBAR.LE") && i.operands.ends_with(", 0x0") {
-            in_flight = None;
+            let first = *open.get_or_insert(i.offset);
+            if i.operands.ends_with("gsb0") {
+                groups.push(first);
+                open = None;
+            }
+        } else if i.opcode.starts_with("WARPGROUP.DEPBAR.LE") {
+            let left = i
+                .operands
+                .rsplit(", ")
+                .next()
+                .and_then(|n| u32::from_str_radix(n.trim_start_matches("0x"), 16).ok())
+                .unwrap_or(0) as usize;
+            let retired = groups.len().saturating_sub(left);
+            groups.drain(..retired);
         } else if i.opcode.starts_with("SYNCS.ARRIVE") {
-            if let Some(mma) = in_flight {
+            let flying = groups.len() + usize::from(open.is_some());
+            if flying > lag as usize {
+                let mma = open
+                    .into_iter()
+                    .chain(groups.iter().copied())
+                    .min()
+                    .unwrap_or(0);
                 return Some(Err(format!(
-                    "the wgmma at {mma:#06x} is still in flight at the mbarrier arrive at {:#06x} (no WARPGROUP.DEPBAR.LE gsb0, 0x0 between): a slot released while an MMA may read it",
+                    "the wgmma at {mma:#06x} is still in flight at the mbarrier arrive at {:#06x} ({flying} group(s) in flight where the build leaves {lag}; no WARPGROUP.DEPBAR.LE gsb0, {lag:#x} between): a slot released while an MMA may read it",
                     i.offset
                 )));
             }
@@ -68,7 +104,7 @@ pub fn wgmma_retired(f: &Function) -> Option<Result<String, String>> {
     }
     (mmas > 0).then(|| {
         Ok(format!(
-            "every one of {mmas} wgmma retired (WARPGROUP.DEPBAR.LE gsb0, 0x0) before the next of {arrives} mbarrier arrives"
+            "every one of {mmas} wgmma retired (WARPGROUP.DEPBAR.LE gsb0, {lag:#x}) before the next of {arrives} mbarrier arrives"
         ))
     })
 }
@@ -81,7 +117,7 @@ pub fn wgmma_retired(f: &Function) -> Option<Result<String, String>> {
 /// a read. The listing is the kernel's whole text, its subroutines (a division's slow path)
 /// included, so what a caller writes for its subroutine counts. None where the kernel reads no
 /// uniform register.
-pub fn uniforms_written(f: &Function) -> Option<Result<String, String>> {
+pub fn uniforms_written(f: &Function) -> Verdict {
     let number = |t: &str| t.strip_prefix("UR").and_then(|n| n.parse::<u32>().ok());
     let mut written = std::collections::BTreeSet::new();
     let mut reads: Vec<(u32, u32, &str)> = Vec::new();
@@ -153,25 +189,73 @@ mod tests {
         let retired = format!(
             "{MMA}        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n{ARRIVE}"
         );
-        let ok = wgmma_retired(&kernel(&retired)).unwrap().unwrap();
+        let ok = wgmma_retired(&kernel(&retired), 0).unwrap().unwrap();
         assert!(ok.contains("every one of 1 wgmma retired"), "{ok}");
-        let missing = wgmma_retired(&kernel(&format!("{MMA}{ARRIVE}")))
+        let missing = wgmma_retired(&kernel(&format!("{MMA}{ARRIVE}")), 0)
             .unwrap()
             .unwrap_err();
         assert!(
             missing.contains("wgmma at 0x0100 is still in flight at the mbarrier arrive at 0x0300"),
             "{missing}"
         );
-        // a wait that keeps one group in flight retires nothing
+        // a wait that keeps one group in flight retires none of one group
         let one_left = format!(
             "{MMA}        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n{ARRIVE}"
         );
-        assert!(wgmma_retired(&kernel(&one_left)).unwrap().is_err());
+        assert!(wgmma_retired(&kernel(&one_left), 0).unwrap().is_err());
         assert_eq!(
-            wgmma_retired(&kernel(ARRIVE)),
+            wgmma_retired(&kernel(ARRIVE), 0),
             None,
             "no wgmma, nothing to judge"
         );
+    }
+
+    #[test]
+    fn a_lagged_release_may_leave_the_newest_group_and_no_more() {
+        let mma = |at: u32| {
+            format!(
+                "        /*{at:04x}*/                   HGMMA.64x128x16.F32.BF16 R24, gdesc[UR4], R24, gsb0 ;\n"
+            )
+        };
+        let wait = |at: u32, n: u32| {
+            format!("        /*{at:04x}*/                   WARPGROUP.DEPBAR.LE gsb0, {n:#x} ;\n")
+        };
+        let arrive = |at: u32| {
+            format!(
+                "        /*{at:04x}*/                   SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR9], RZ ;\n"
+            )
+        };
+        // two steps: each commits its group, waits for all but it, releases the step before
+        let steps = [
+            mma(0x100),
+            wait(0x110, 1),
+            arrive(0x120),
+            mma(0x200),
+            wait(0x210, 1),
+            arrive(0x220),
+        ]
+        .concat();
+        assert!(wgmma_retired(&kernel(&steps), 1).unwrap().is_ok());
+        assert!(
+            wgmma_retired(&kernel(&steps), 0).unwrap().is_err(),
+            "unlagged, one group is too many"
+        );
+        // a second step with no wait: two groups in flight at its release
+        let unwaited = [
+            mma(0x100),
+            wait(0x110, 1),
+            arrive(0x120),
+            mma(0x200),
+            arrive(0x220),
+        ]
+        .concat();
+        let e = wgmma_retired(&kernel(&unwaited), 1).unwrap().unwrap_err();
+        assert!(
+            e.contains("wgmma at 0x0100") && e.contains("2 group(s) in flight"),
+            "{e}"
+        );
+        assert_eq!(mma_lag(&["-DMMA_LAG=1".into(), "-DBM=128".into()]), 1);
+        assert_eq!(mma_lag(&["-DBM=128".into()]), 0);
     }
 
     #[test]
