@@ -39,13 +39,6 @@ impl Instrument {
         monitor: true,
     };
 
-    /// The monitor alone, no sleeps: for a control whose broken rule leaves every result as it
-    /// was (a sequence rule, seen on every run whatever the timing).
-    pub const MONITORED: Instrument = Instrument {
-        monitor: true,
-        ..Instrument::CLEAN
-    };
-
     /// A build that records `tiles` steps of each sampled block.
     pub fn traced(tiles: u32) -> Instrument {
         Instrument {

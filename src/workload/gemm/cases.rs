@@ -76,19 +76,13 @@ const CONTROL_CASE: (usize, usize, usize) = (4096, 4096, 256);
 /// late copy is luck).
 const DRAIN_CASE: (usize, usize, usize) = (4096, 4096, 16);
 
-/// A control's problem, and its build: clean (a GEMM control needs no sleeps to show), but
-/// monitored where the broken rule computes the same C (ping-pong's turns run together: only the
-/// monitor sees it; every block of the control case has several turns).
+/// A control's problem, and its build: clean (a GEMM control needs no sleeps to show).
 pub fn control_cases(group: &Problem, v: &GemmVariant) -> Result<(Vec<Case<Problem>>, Instrument)> {
     let (mnk, what) = match v.control {
         Some(Control::DrainNoCommit) => (DRAIN_CASE, "one K slice"),
         _ => (CONTROL_CASE, "a thousand blocks"),
     };
-    let build = match v.control {
-        Some(Control::TurnSkipped) => Instrument::MONITORED,
-        _ => Instrument::CLEAN,
-    };
-    Ok((vec![case(group, what, mnk)?], build))
+    Ok((vec![case(group, what, mnk)?], Instrument::CLEAN))
 }
 
 /// The suite's groups: every precision in every layout of B (`axis`: kn, nk, comma-separated).
@@ -147,13 +141,7 @@ mod tests {
         assert!(stress_cases(&g, &all[0]).unwrap()[0].name.contains("tails"));
         for c in controls(DType::Bf16) {
             let (cases, instrument) = control_cases(&g, &c).unwrap();
-            // only the monitor sees turns run together: every other control shows in C
-            let turns = c.control == Some(Control::TurnSkipped);
-            let want = match turns {
-                true => Instrument::MONITORED,
-                false => Instrument::CLEAN,
-            };
-            assert_eq!(instrument, want, "{}", c.name);
+            assert_eq!(instrument, Instrument::CLEAN);
             let k = cases[0].problem.k;
             assert_eq!(
                 k == 16,
