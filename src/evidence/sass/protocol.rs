@@ -55,47 +55,36 @@ pub fn mma_lag(options: &[String]) -> u32 {
         .unwrap_or(0)
 }
 
-/// For a kernel that issues wgmma (`HGMMA`): whether, at every mbarrier arrive (`SYNCS.ARRIVE*`),
-/// no more wgmma groups are in flight than the build's `lag`, in listing order. A group is the
-/// MMAs up to one that commits (`gsb0`); `WARPGROUP.DEPBAR.LE gsb0, N` leaves the newest N in
-/// flight. tilepipe's consumers release a slot by an arrive right after the step's MMAs (or,
-/// with a lag of 1, the previous step's slot once the previous step's group has retired), so an
-/// arrive with more in flight frees a slot an MMA may still read: the producer's next copy would
-/// race it. The monitor's wgmma-in-flight rule sees this in a checking build's run; this sees it
-/// in every clean build's SASS, with no GPU. Listing order is execution order here: each step's
-/// MMAs, their wait and the release are one straight run inside the loop. None without wgmma.
+/// For a kernel that issues wgmma (`HGMMA`): whether every one is followed, before the next
+/// mbarrier arrive (`SYNCS.ARRIVE*`), by a `WARPGROUP.DEPBAR.LE gsb0, N` with N at most the
+/// build's `lag`, in listing order. tilepipe's consumers release a slot by an arrive right after
+/// the step's MMAs and their wait, so an arrive with no such wait since an MMA frees a slot the
+/// MMA may still read: the producer's next copy would race it. A wait that leaves the newest N
+/// groups in flight retires the step before's (a lag of 1: each step releases the previous
+/// step's slot); repeated each step, at most `lag` groups are then ever in flight at a release.
+/// The monitor's wgmma-in-flight rule sees this in a checking build's run; this sees it in every
+/// clean build's SASS, with no GPU. Listing order is execution order here: each step's MMAs,
+/// their wait and the release are one straight run inside the loop. None without wgmma.
 pub fn wgmma_retired(f: &Function, lag: u32) -> Verdict {
-    // the groups in flight, oldest first, each by its first MMA's offset
-    let mut groups: Vec<u32> = Vec::new();
-    let mut open: Option<u32> = None;
+    let mut unwaited: Option<u32> = None;
     let (mut mmas, mut arrives) = (0, 0);
     for i in &f.instructions {
         if i.opcode.starts_with("HGMMA") {
             mmas += 1;
-            let first = *open.get_or_insert(i.offset);
-            if i.operands.ends_with("gsb0") {
-                groups.push(first);
-                open = None;
-            }
+            unwaited.get_or_insert(i.offset);
         } else if i.opcode.starts_with("WARPGROUP.DEPBAR.LE") {
             let left = i
                 .operands
                 .rsplit(", ")
                 .next()
-                .and_then(|n| u32::from_str_radix(n.trim_start_matches("0x"), 16).ok())
-                .unwrap_or(0) as usize;
-            let retired = groups.len().saturating_sub(left);
-            groups.drain(..retired);
+                .and_then(|n| u32::from_str_radix(n.trim_start_matches("0x"), 16).ok());
+            if left.is_some_and(|n| n <= lag) {
+                unwaited = None;
+            }
         } else if i.opcode.starts_with("SYNCS.ARRIVE") {
-            let flying = groups.len() + usize::from(open.is_some());
-            if flying > lag as usize {
-                let mma = open
-                    .into_iter()
-                    .chain(groups.iter().copied())
-                    .min()
-                    .unwrap_or(0);
+            if let Some(mma) = unwaited {
                 return Some(Err(format!(
-                    "the wgmma at {mma:#06x} is still in flight at the mbarrier arrive at {:#06x} ({flying} group(s) in flight where the build leaves {lag}; no WARPGROUP.DEPBAR.LE gsb0, {lag:#x} between): a slot released while an MMA may read it",
+                    "the wgmma at {mma:#06x} is still in flight at the mbarrier arrive at {:#06x} (no WARPGROUP.DEPBAR.LE gsb0, {lag:#x} between): a slot released while an MMA may read it",
                     i.offset
                 )));
             }
@@ -104,7 +93,7 @@ pub fn wgmma_retired(f: &Function, lag: u32) -> Verdict {
     }
     (mmas > 0).then(|| {
         Ok(format!(
-            "every one of {mmas} wgmma retired (WARPGROUP.DEPBAR.LE gsb0, {lag:#x}) before the next of {arrives} mbarrier arrives"
+            "every one of {mmas} wgmma waited for (WARPGROUP.DEPBAR.LE gsb0, {lag:#x}) before the next of {arrives} mbarrier arrives"
         ))
     })
 }
@@ -190,7 +179,7 @@ mod tests {
             "{MMA}        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x0 ;\n{ARRIVE}"
         );
         let ok = wgmma_retired(&kernel(&retired), 0).unwrap().unwrap();
-        assert!(ok.contains("every one of 1 wgmma retired"), "{ok}");
+        assert!(ok.contains("every one of 1 wgmma waited for"), "{ok}");
         let missing = wgmma_retired(&kernel(&format!("{MMA}{ARRIVE}")), 0)
             .unwrap()
             .unwrap_err();
@@ -198,7 +187,7 @@ mod tests {
             missing.contains("wgmma at 0x0100 is still in flight at the mbarrier arrive at 0x0300"),
             "{missing}"
         );
-        // a wait that keeps one group in flight retires none of one group
+        // a wait that keeps one group in flight retires nothing of one group
         let one_left = format!(
             "{MMA}        /*0200*/                   WARPGROUP.DEPBAR.LE gsb0, 0x1 ;\n{ARRIVE}"
         );
@@ -240,7 +229,7 @@ mod tests {
             wgmma_retired(&kernel(&steps), 0).unwrap().is_err(),
             "unlagged, one group is too many"
         );
-        // a second step with no wait: two groups in flight at its release
+        // a second step with no wait: its group and the one before in flight at its release
         let unwaited = [
             mma(0x100),
             wait(0x110, 1),
@@ -251,7 +240,7 @@ mod tests {
         .concat();
         let e = wgmma_retired(&kernel(&unwaited), 1).unwrap().unwrap_err();
         assert!(
-            e.contains("wgmma at 0x0100") && e.contains("2 group(s) in flight"),
+            e.contains("wgmma at 0x0200") && e.contains("arrive at 0x0220"),
             "{e}"
         );
         assert_eq!(mma_lag(&["-DMMA_LAG=1".into(), "-DBM=128".into()]), 1);

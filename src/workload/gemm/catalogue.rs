@@ -257,13 +257,16 @@ pub fn completion(v: &GemmVariant) -> String {
     if v.shape.tma_store {
         ring.push_str("; C staged in shared memory: each writer fences (fence.proxy.async), a named barrier, then one thread's TMA store; cp.async.bulk.wait_group.read before a buffer is staged again");
     }
+    // ping-pong's wait, a step late, is said with its turns
+    let retired = match v.shape.pingpong {
+        true => "",
+        false => "; wgmma.wait_group 0 retires the slot's reads before its release",
+    };
     match (v.shape.tile.wgmma, v.warp_specialized) {
         (false, _) => ring,
-        (true, false) => {
-            format!("{ring}; wgmma.wait_group 0 retires the slot's reads before its release")
-        }
+        (true, false) => format!("{ring}{retired}"),
         (true, true) => format!(
-            "{ring} (of a producer warpgroup); wgmma.wait_group 0 retires the slot's reads before its release; setmaxnreg: producer warpgroup {}, each consumer warpgroup {} registers per thread",
+            "{ring} (of a producer warpgroup){retired}; setmaxnreg: producer warpgroup {}, each consumer warpgroup {} registers per thread",
             handover::REGS_PRODUCER,
             handover::REGS_CONSUMER
         ),
