@@ -117,7 +117,7 @@ mutant("ring-phase-hardcoded-2", "pipeline/pipeline.cuh",
        "phase flip on wrap", ["wait-parity"], rows=["tma-s3", "bulk-s3", "tma-ws-s3"],
        gemm=["tma-wgmma-s3", "tma-wgmma-ws-s3"], clean=["tma-s2", "bulk-s2"])
 mutant("ring-empty-count-short", "pipeline/ring.cuh",
-       [("bar_init(m, &empty[s], STAGES + s, NWARPS_C * CLUSTER);", "bar_init(m, &empty[s], STAGES + s, NWARPS_C * CLUSTER - 1);")],
+       [("bar_init(m, &empty[s], STAGES + s, NWARPS_R * CLUSTER);", "bar_init(m, &empty[s], STAGES + s, NWARPS_R * CLUSTER - 1);")],
        "empty[s] completes after all consumer warps but one released the slot",
        "mbarrier init", ["init-count"], rows=RING_ROWS, gemm=WGMMA)
 mutant("ring-no-init-fence", "pipeline/ring.cuh",
