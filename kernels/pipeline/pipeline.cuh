@@ -101,6 +101,7 @@ static_assert(!WG_TURNS || (WS && CONSUMERS == 256), "turns pass between two con
 #define NWARPS_R (READERS / 32)
 
 #include "common/monitor.cuh"
+#include "common/body_ops.cuh"
 
 extern __shared__ __align__(128) unsigned char dyn_smem[];
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// The PTX wrappers, the hooks and element types every kernel shares, the protocol monitor, the
 /// row-tile producer with its aligned windows and split stores, and one pipeline template per
 /// mechanism.
-pub const HEADERS: [(&str, &str); 12] = [
+pub const HEADERS: [(&str, &str); 13] = [
     (
         "common/ptx.cuh",
         include_str!("../../kernels/common/ptx.cuh"),
@@ -25,6 +25,10 @@ pub const HEADERS: [(&str, &str); 12] = [
     (
         "common/monitor.cuh",
         include_str!("../../kernels/common/monitor.cuh"),
+    ),
+    (
+        "common/body_ops.cuh",
+        include_str!("../../kernels/common/body_ops.cuh"),
     ),
     (
         "common/elem.cuh",
