@@ -92,34 +92,30 @@ struct AttnRows : AttnTiles {
                 for (int e = 0; e < 4; ++e)
                     if (hidden(row0 + lane / 4 + e / 2 * 8, key0 + j * 8 + e % 2)) s[j][e] = NEG_INF;
         }
-        // each row's maximum and sum over four independent chains (by the 8-key tile's parity and
-        // the column's), not one: a chain of 32 dependent FMNMX or FADD a row and tile is latency
-        // the warp waits out (Nsight Compute: a third of the consumers' stalls were on
-        // fixed-latency dependencies)
-        float top[2][4] = {{mx[0], mx[0], mx[0], mx[0]}, {mx[1], mx[1], mx[1], mx[1]}};
+        // each row's maximum over two independent chains (odd and even 8-key tiles), not one
+        float top[2][2] = {{mx[0], mx[0]}, {mx[1], mx[1]}};
 #pragma unroll
         for (int j = 0; j < SN; ++j)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) top[e / 2][j % 2 * 2 + e % 2] = fmaxf(top[e / 2][j % 2 * 2 + e % 2], s[j][e]);
+            for (int e = 0; e < 4; ++e) top[e / 2][j % 2] = fmaxf(top[e / 2][j % 2], s[j][e]);
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-            float t = fmaxf(fmaxf(top[h][0], top[h][1]), fmaxf(top[h][2], top[h][3]));
+            float t = fmaxf(top[h][0], top[h][1]);
             t = fmaxf(t, __shfl_xor_sync(0xffffffffU, t, 1));
             t = fmaxf(t, __shfl_xor_sync(0xffffffffU, t, 2));
             // a row that has seen no key yet keeps -inf: exp2 of its scores is 0, not NaN
             const float base = t == NEG_INF ? 0.0f : t * p.scale_log2;
             scale[h] = ex2_approx(mx[h] * p.scale_log2 - base);
             mx[h] = t;
-            float part[4] = {sum[h] * scale[h], 0.0f, 0.0f, 0.0f};
+            sum[h] *= scale[h];
 #pragma unroll
             for (int j = 0; j < SN; ++j)
 #pragma unroll
                 for (int e = 0; e < 2; ++e) {
                     float& x = s[j][2 * h + e];
                     x = ex2_approx(x * p.scale_log2 - base);
-                    part[j % 2 * 2 + e] += x;
+                    sum[h] += x;
                 }
-            sum[h] = (part[0] + part[1]) + (part[2] + part[3]);
         }
     }
 
