@@ -181,8 +181,10 @@ __device__ __forceinline__ void flush_steps(Mon& m, W& w, u64* empty, int n, int
 
 // WG_TURNS: warpgroup g takes the turns g, g + 2, ... of W::turn_steps() steps each. It waits for
 // its turn (the other's pass at the end of the turn before), reads the turn's steps, passes the
-// turn on once their MMAs have retired, and ends the turn (W::end_turn: its epilogue) while the
-// other warpgroup's turn runs: one warpgroup's MMAs at a time, beside the other's stores.
+// turn on once their MMAs are issued, and ends the turn (W::end_turn: its epilogue) while the
+// other warpgroup's turn runs: one warpgroup issuing MMAs at a time, beside the other's stores.
+// The pass comes before its last MMAs retire, so that the other's first queue behind them and the
+// tensor cores do not drain at every turn.
 template <class W>
 __device__ __forceinline__ void consume_turns(Mon& m, W& w, u64* full, u64* empty, int n, int ctid) {
     // the warpgroup, as a value ptxas sees is the same in every lane (a loop it thought could
@@ -200,9 +202,9 @@ __device__ __forceinline__ void consume_turns(Mon& m, W& w, u64* full, u64* empt
         m.turn_began(t, t * per);
         RingState<STAGES> read{(u32)(t * per)};
         for (int k = t * per; k < (t + 1) * per; ++k, read.advance()) consume(m, w, full, empty, k, read, ctid, rec, t * per);
-        flush_steps(m, w, empty, (t + 1) * per, ctid, rec);
         // the last turn is passed to no one (each wait pairs with one arrival)
         named_barrier_arrive_if(t + 1 < turns, TURN_BAR + 1 - g, 256);
+        flush_steps(m, w, empty, (t + 1) * per, ctid, rec);
         w.end_turn(t, ctid);
     }
     m.drain(false, true, due);

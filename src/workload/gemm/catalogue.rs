@@ -246,7 +246,7 @@ pub fn completion(v: &GemmVariant) -> String {
         ring.push_str("; persistent: the ring runs on across the tiles a block walks, the producer loading the next tile's slices while the consumers store the last");
     }
     if v.shape.pingpong {
-        ring.push_str("; ping-pong: each consumer warpgroup computes the tiles of its turns, waiting for its turn (named barrier 8 or 9) before its MMAs and passing it on once they retire, then storing its tile while the other's MMAs run; within a turn a step's MMAs run on while the next slot is awaited, wgmma.wait_group 1 retiring the previous step's before its slot is released (a step late), 0 at the turn's end");
+        ring.push_str("; ping-pong: each consumer warpgroup computes the tiles of its turns, waiting for its turn (named barrier 8 or 9) before its MMAs and passing it on once they are issued (before they retire, so the other's queue behind them), then storing its tile while the other's MMAs run; within a turn a step's MMAs run on while the next slot is awaited, wgmma.wait_group 1 retiring the previous step's before its slot is released (a step late), 0 at the turn's end");
     }
     if v.shape.cluster > 1 {
         ring.push_str(&format!("; clusters of {} CTAs: each multicasts its part of B's slice into every CTA's slot, so empty[s] counts the consumer warps of the whole cluster and the producer waits for their last releases before its block exits", v.shape.cluster));
