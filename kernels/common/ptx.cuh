@@ -46,9 +46,13 @@ __device__ __forceinline__ void cp_async_ca(void* dst, const void* src) {
 }
 
 // Zero-fill forms: src_bytes (0 or the copy's size) bytes are read, the rest of the copy lands as
-// zeros; a copy past a matrix edge reads nothing.
+// zeros; a copy past a matrix edge reads nothing. Spelled with cp.async's ignore-src predicate,
+// not its source size: ptxas folds a size into the address at five instructions a copy, where a
+// predicate is the instruction's own.
+#define CP_ASYNC_IGNORE(copy) "{\n\t.reg .pred ig;\n\tsetp.eq.u32 ig, %2, 0;\n\t" copy "\n}\n"
 __device__ __forceinline__ void cp_async_cg16_zfill(u32 dst, const void* src, u32 src_bytes) {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem_addr(src)), "r"(src_bytes)
+    asm volatile(CP_ASYNC_IGNORE("cp.async.cg.shared.global [%0], [%1], 16, ig;")::"r"(dst), "l"(gmem_addr(src)),
+                 "r"(src_bytes)
                  : "memory");
 }
 __device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, u32 src_bytes) {
@@ -57,16 +61,16 @@ __device__ __forceinline__ void cp_async_cg16_zfill(void* dst, const void* src, 
 
 // The zero-fill form with its L2 line marked under `policy`.
 __device__ __forceinline__ void cp_async_cg16_zfill_hint(u32 dst, const void* src, u32 src_bytes, u64 policy) {
-    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(gmem_addr(src)),
-                 "r"(src_bytes), "l"(policy)
+    asm volatile(CP_ASYNC_IGNORE("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, ig, %3;")::"r"(dst),
+                 "l"(gmem_addr(src)), "r"(src_bytes), "l"(policy)
                  : "memory");
 }
 
 template <int BYTES>
 __device__ __forceinline__ void cp_async_ca_zfill(u32 dst, const void* src, u32 src_bytes) {
     static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(gmem_addr(src)), "n"(BYTES),
-                 "r"(src_bytes)
+    asm volatile(CP_ASYNC_IGNORE("cp.async.ca.shared.global [%0], [%1], %3, ig;")::"r"(dst), "l"(gmem_addr(src)),
+                 "r"(src_bytes), "n"(BYTES)
                  : "memory");
 }
 template <int BYTES>
