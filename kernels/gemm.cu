@@ -57,7 +57,7 @@ struct __align__(64) GemmParams {
     const elem_t* a;       // [M x K], row stride lda
     const elem_t* b;       // [K x N] or [N x K], row stride ldb
     elem_t* c;             // [M x N], row stride ldc
-    const elem_t* zeros;   // the zero source: copies past an edge name it (cp.async and staged read 0 bytes of it)
+    const elem_t* zeros;   // the zero source: memcpy_async's copies past an edge read it (the others read nothing)
     long long lda, ldb, ldc;
     int m, n, k;
     int tiles_m, tiles_n;
@@ -187,12 +187,11 @@ struct GemmTiles {
 
     // The copies of one K slice. A unit lies wholly inside the matrix or wholly outside (the host
     // checks that the row strides of A and B, hence K and B's row length, are multiples of CE);
-    // outside, it reads 0 bytes of the zero source and lands as zeros (zero-fill cp.async; zero
-    // registers when staged), so the tail slices add nothing, every mechanism sees the same bytes,
+    // outside, it reads 0 bytes and lands as zeros (zero-fill cp.async; zero registers when staged;
+    // memcpy_async copies the zero source), so the tail slices add nothing, every mechanism sees the same bytes,
     // and no copy reads past an edge.
     struct Step {
         const elem_t *a, *b;
-        const char* zeros;
         long long lda, ldb;
         int mrows, nrows, kcols;  // what is left of M, N and K from this slice's corner
         __device__ __forceinline__ int units() const { return MAX_UNITS; }
@@ -202,7 +201,7 @@ struct GemmTiles {
             if (u < A_UNITS) {
                 const int r = u / A_UPR, c = u % A_UPR * CE;
                 inside = r < mrows && c < kcols;
-                src = a + (inside ? r * lda + c : 0);
+                src = a + (r * lda + c);
             } else {
                 const int v = u - A_UNITS, r = v / B_UPR, c = v % B_UPR * CE;
 #if B_NK
@@ -210,10 +209,11 @@ struct GemmTiles {
 #else
                 inside = r < kcols && c < nrows;
 #endif
-                src = b + (inside ? r * ldb + c : 0);
+                src = b + (r * ldb + c);
             }
-            if (!inside) return {zeros, 0U};
-            return {reinterpret_cast<const char*>(src), COPY_BYTES};
+            // past an edge src is never read (0 bytes): no select of the zero source, no branch (an
+            // early return cost a branch a copy, and the selects two instructions)
+            return {reinterpret_cast<const char*>(src), inside ? COPY_BYTES : 0U};
         }
         __device__ __forceinline__ int unit_dst(int u) const {
             if (u < A_UNITS) return TileA::offset(u / A_UPR, u % A_UPR * COPY_BYTES);
@@ -228,7 +228,7 @@ struct GemmTiles {
 #else
         const elem_t* b = p.b + (long long)k0 * p.ldb + n0;
 #endif
-        return {p.a + (long long)m0 * p.lda + k0, b, reinterpret_cast<const char*>(p.zeros), p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
+        return {p.a + (long long)m0 * p.lda + k0, b, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
     }
     __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
 

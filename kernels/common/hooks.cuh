@@ -70,8 +70,9 @@ static_assert(sizeof(Ctl) == 32, "host and device disagree on Ctl");
 #define ROLE_CONSUMER 2
 
 // One per-thread copy as a workload's step describes it: `bytes` (COPY_BYTES, or 0 for a unit past
-// the data's edge, which lands as zeros) read from src (never null: past an edge, the workload's
-// zero source). A pipeline copies what this says and nothing else, and the monitor checks it.
+// the data's edge, which lands as zeros) read from src (past an edge never read, and memcpy_async,
+// which cannot zero-fill, reads the workload's zero source instead). A pipeline copies what this
+// says and nothing else, and the monitor checks it.
 struct CopyUnit {
     const char* src;
     u32 bytes;

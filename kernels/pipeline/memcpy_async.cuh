@@ -37,8 +37,9 @@ __device__ __forceinline__ void mca_copy(Mon& m, const W& w, int k, int s, Sync&
         // (dependent on W, so that a front end never evaluates it where the branch is discarded:
         // NVRTC 13.0 did, for row tiles of 4 rows of 3072)
         static_assert(MCA_FORM == 0 || !W::ZERO_FILL, "per-unit copies are spelled with aligned_size_t alone");
+        const char* zeros = reinterpret_cast<const char*>(w.zero_src());
         for_my_units(w, k, threadIdx.x, [&](int, const CopyUnit& u, int dst) {
-            cuda::memcpy_async(slot + dst, u.src, cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
+            cuda::memcpy_async(slot + dst, u.bytes ? u.src : zeros, cuda::aligned_size_t<COPY_BYTES>(COPY_BYTES), sync);
         });
     } else {
         const int rows = step.rows();

@@ -6,7 +6,8 @@
 //     units(), unit(u), unit_dst(u)     per-thread copies of COPY_BYTES: a CopyUnit (below), byte offset in the slot
 //     rows(), row_src(r), row_dst(r), row_bytes(r), bytes()   row copies (bulk, memcpy_async); the step's bytes
 //   ZERO_FILL, zero_src()               true if a unit may lie past the data's edge and land as zeros:
-//                                       its CopyUnit then names zero_src() and reads 0 bytes
+//                                       its CopyUnit then reads 0 bytes (its src is never read; a
+//                                       mechanism that cannot zero-fill copies from zero_src())
 //   tma_bytes(), tma_load(slot, k, bar)     the tensor copies of step k, completing on bar (tma_bytes(k)
 //                                       where their bytes vary by step)
 //   direct_slot(k)                      (direct) step k's tile in global memory, read by the compute
