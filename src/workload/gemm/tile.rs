@@ -37,9 +37,9 @@ impl Tile {
     /// flop), or warp tiles of 64 x 64 (16 x 8 outputs a thread: 0.75 bytes of shared memory
     /// read per FFMA where 8 x 8 reads 1) on four warps, two blocks per SM, or on eight; f16/bf16 with
     /// 8 warps of 64 x 32 (two blocks per SM), or 8 warps of 64 x 64 on 128 x 256 (64-wide
-    /// slices), or the family's 4 warps of 64 x 64 on 64-wide slices (half the family's waits and
-    /// barriers per MMA). (Budgeting the family's tile for three blocks per SM spilled and ran at half its
-    /// speed on the H200.)
+    /// slices). (Budgeting the family's tile for three blocks per SM spilled and ran at half its
+    /// speed on the H200; the family's 4 warps on 64-wide slices ran no faster than on 32-wide
+    /// ones on the H100.)
     pub fn tuned(dtype: DType) -> Vec<Tile> {
         match dtype {
             DType::F32 => vec![
@@ -51,7 +51,6 @@ impl Tile {
             _ => vec![
                 Tile::new(128, 128, 32, 2, 4, 2),
                 Tile::new(128, 256, 64, 2, 4, 1),
-                Tile::new(128, 128, 64, 2, 2, 1),
             ],
         }
     }
