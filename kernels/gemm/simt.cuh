@@ -34,19 +34,27 @@ struct Gemm : GemmTiles {
     __device__ __forceinline__ void consume(const unsigned char* slot, int k, int, Between between) {
         between();
         perturb(p.ctl, k, EDGE_COMPUTE);
-        const unsigned char* sa = slot;
-        const unsigned char* sb = slot + TileA::BYTES;
+        // the lane's own row of A and column of B added once: the f32 tiles are unswizzled, so
+        // offsets add, and each load is its base plus a constant (ptxas kept a register per k
+        // and an add per load where the lane's part was inside the offset)
+        static_assert(!TileA::SWIZZLE && !TileB::SWIZZLE, "f32 tile offsets are linear");
+        const unsigned char* sa = slot + TileA::offset(wm + lm, 0);
+#if B_NK
+        const unsigned char* sb = slot + TileA::BYTES + TileB::offset(wn + ln, 0);
+#else
+        const unsigned char* sb = slot + TileA::BYTES + (wn + ln * 4) * 4;
+#endif
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 2) {
             float2 a[TM];
 #pragma unroll
             for (int i = 0; i < TM; ++i)
-                a[i] = *reinterpret_cast<const float2*>(sa + TileA::offset(wm + lm + i * 4, kk * 4));
+                a[i] = *reinterpret_cast<const float2*>(sa + TileA::offset(i * 4, kk * 4));
 #if B_NK
             float2 b[TN];
 #pragma unroll
             for (int j = 0; j < TN; ++j)
-                b[j] = *reinterpret_cast<const float2*>(sb + TileB::offset(wn + ln + j * 8, kk * 4));
+                b[j] = *reinterpret_cast<const float2*>(sb + TileB::offset(j * 8, kk * 4));
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
@@ -58,7 +66,7 @@ struct Gemm : GemmTiles {
 #pragma unroll
                 for (int j = 0; j < TN / 4; ++j)
                     *reinterpret_cast<float4*>(&b[h][j * 4]) =
-                        *reinterpret_cast<const float4*>(sb + TileB::offset(kk + h, (wn + ln * 4 + j * 32) * 4));
+                        *reinterpret_cast<const float4*>(sb + TileB::offset(kk + h, j * 32 * 4));
 #pragma unroll
             for (int i = 0; i < TM; ++i)
 #pragma unroll
