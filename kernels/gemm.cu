@@ -192,7 +192,7 @@ struct GemmTiles {
     // and no copy reads past an edge.
     struct Step {
         const elem_t *a, *b;
-        long long lda, ldb;
+        int lda, ldb;  // a slice's offsets fit in 32 bits (the host bounds M, N and K by 2^20)
         int mrows, nrows, kcols;  // what is left of M, N and K from this slice's corner
         __device__ __forceinline__ int units() const { return MAX_UNITS; }
         __device__ __forceinline__ CopyUnit unit(int u) const {
@@ -201,7 +201,7 @@ struct GemmTiles {
             if (u < A_UNITS) {
                 const int r = u / A_UPR, c = u % A_UPR * CE;
                 inside = r < mrows && c < kcols;
-                src = a + (r * lda + c);
+                src = a + (u32)(r * lda + c);
             } else {
                 const int v = u - A_UNITS, r = v / B_UPR, c = v % B_UPR * CE;
 #if B_NK
@@ -209,7 +209,7 @@ struct GemmTiles {
 #else
                 inside = r < kcols && c < nrows;
 #endif
-                src = b + (r * ldb + c);
+                src = b + (u32)(r * ldb + c);
             }
             // past an edge src is never read (0 bytes): no select of the zero source, no branch (an
             // early return cost a branch a copy, and the selects two instructions)
@@ -228,7 +228,7 @@ struct GemmTiles {
 #else
         const elem_t* b = p.b + (long long)k0 * p.ldb + n0;
 #endif
-        return {p.a + (long long)m0 * p.lda + k0, b, p.lda, p.ldb, p.m - m0, p.n - n0, p.k - k0};
+        return {p.a + (long long)m0 * p.lda + k0, b, (int)p.lda, (int)p.ldb, p.m - m0, p.n - n0, p.k - k0};
     }
     __device__ __forceinline__ const void* zero_src() const { return p.zeros; }
 
