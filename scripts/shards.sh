@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The full suites (rmsnorm and copy in f32/f16/bf16, gemm in every precision and both layouts)
+# The full suites (rmsnorm and copy in f32/f16/bf16, gemm in every precision and both layouts,
+# attention in f16/bf16 at head dimensions 64 and 128)
 # with every control run RUNS (100) times, cut into shards that run side by side on one GPU
 # machine within a deadline (a check validates and never times, so sharing the GPU changes no
 # verdict). The shards of one suite are its groups (hidden size, layout) crossed with its variants:
@@ -23,6 +24,11 @@ gemm_ctl_a=ctl-skip-wait,ctl-early-release,ctl-wait-short,ctl-no-barrier
 gemm_ctl_b=ctl-overfill,ctl-commit-after-wait,ctl-drain-no-commit
 gemm_tma_a=ctl-tma-wrong-parity,ctl-tma-skip-wait,ctl-tma-tx-short,ctl-tma-tx-long
 gemm_tma_b=ctl-tma-wrong-stride,ctl-tma-wrong-box,ctl-tma-ws-early-release
+gemm_tma_c=ctl-tma-mc2-release-local,ctl-tma-st-unfenced,ctl-tma-pp-turn-skipped
+attn_correct=sync,regprefetch,cpasync,tma
+attn_ctl_a=ctl-skip-wait,ctl-early-release,ctl-no-rescale,ctl-mask-shifted
+attn_ctl_b=ctl-tma-wrong-parity,ctl-tma-wrong-stride
+attn_ctl_c=ctl-tma-wgmma-early-release,ctl-tma-wgmma-no-rescale,ctl-tma-wgmma-ov-early-release
 
 # the runs a part takes: RUNS for controls, the suite's own for correct variants
 runs_of() { [[ $1 == *ctl* ]] && echo " --runs $runs"; }
@@ -32,10 +38,17 @@ list() {
     parts="sm80:$gemm_correct_sm80 ctl-a:$gemm_ctl_a ctl-b:$gemm_ctl_b"
     [ $dt != f32 ] && parts="$parts tma:tma"
     # the TMA controls are bf16's
-    [ $dt = bf16 ] && parts="$parts tma-ctl-a:$gemm_tma_a tma-ctl-b:$gemm_tma_b"
+    [ $dt = bf16 ] && parts="$parts tma-ctl-a:$gemm_tma_a tma-ctl-b:$gemm_tma_b tma-ctl-c:$gemm_tma_c"
     for l in kn nk; do
       for part in $parts; do
         echo "gemm-$dt-$l-${part%%:*} --workload gemm --dtypes $dt --layouts $l --variants ${part#*:}$(runs_of "${part%%:*}")"
+      done
+    done
+  done
+  for dt in f16 bf16; do
+    for d in 64 128; do
+      for part in correct:$attn_correct ctl-a:$attn_ctl_a ctl-b:$attn_ctl_b ctl-c:$attn_ctl_c; do
+        echo "attention-$dt-d$d-${part%%:*} --workload attention --dtypes $dt --head-dims $d --variants ${part#*:}$(runs_of "${part%%:*}")"
       done
     done
   done

@@ -322,10 +322,11 @@ mod tests {
         assert_eq!(cp.copy_bytes, 16);
         let f = fit(cp, &[&p(1002, DType::F32)]);
         assert_eq!((f.copy_bytes, f.name.as_str()), (8, "cpasync-ca8-s2"));
-        let tuned = fit(
-            &catalogue(DType::F32).pop().unwrap(),
-            &[&p(1002, DType::F32)],
-        );
+        let tuned = catalogue(DType::F32)
+            .into_iter()
+            .find(|v| v.name == "cpasync-cg16-s3-128x256x16-8w")
+            .unwrap();
+        let tuned = fit(&tuned, &[&p(1002, DType::F32)]);
         assert_eq!(tuned.name, "cpasync-ca8-s3-128x256x16-8w");
         assert!(can_implement(&f, &p(1002, DType::F32)).is_ok());
         let odd = p(1001, DType::Bf16);
