@@ -11,12 +11,6 @@ static_assert(WTM % 16 == 0 && WTN % 16 == 0 && BK % 16 == 0, "warp tiles of who
 
 struct Gemm : GemmTiles {
     float acc[MI][NI][4];
-    // The MMAs of a slice's last 16 k on its last two n-tiles, held back to the next slice's start:
-    // after that slice's barrier they keep the tensor cores busy while its first ldmatrix land
-    // (else each slice begins with the warp waiting on shared memory). The smem reads stay inside
-    // the slice's own consume; only registers cross. Zero at first: MMAs on zero operands add +0 to
-    // +0 accumulators, bit for bit nothing.
-    u32 held_a[MI][4], held_b[4];
     int wm, wn;
 
     __device__ __forceinline__ Gemm(const GemmParams& params) : GemmTiles(params) {
@@ -29,22 +23,6 @@ struct Gemm : GemmTiles {
             for (int j = 0; j < NI; ++j)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            held_b[e] = 0;
-#pragma unroll
-            for (int i = 0; i < MI; ++i) held_a[i][e] = 0;
-        }
-    }
-
-    // The held MMAs, on the two n-tiles they belong to.
-    __device__ __forceinline__ void issue_held() {
-        const u32 b0[2] = {held_b[0], held_b[1]}, b1[2] = {held_b[2], held_b[3]};
-#pragma unroll
-        for (int i = 0; i < MI; ++i) {
-            mma_16816(acc[i][NI - 2], held_a[i], b0);
-            mma_16816(acc[i][NI - 1], held_a[i], b1);
-        }
     }
 
     // Adds the slot's K slice to the accumulators, 16 k at a time in order. `between` runs before
@@ -61,7 +39,6 @@ struct Gemm : GemmTiles {
 #pragma unroll
             for (int i = 0; i < MI; ++i)
                 ldmatrix_x4(af[i], sa + TileA::offset(wm + i * 16 + (lane & 15), (kk + (lane >> 4) * 8) * ESIZE));
-            if (kk == 0) issue_held();  // the previous slice's, while these loads are in flight
             // B two n-tiles at a time, used at once: fewer fragments live, so more blocks fit
 #pragma unroll
             for (int j = 0; j < NI / 2; ++j) {
@@ -73,15 +50,6 @@ struct Gemm : GemmTiles {
                 ldmatrix_x4_trans(r, sb + TileB::offset(kk + (lane & 7) + (lane >> 3 & 1) * 8,
                                                         (wn + j * 16 + (lane >> 4) * 8) * ESIZE));
 #endif
-                if (kk + 16 == BK && j == NI / 2 - 1) {
-#pragma unroll
-                    for (int e = 0; e < 4; ++e) {
-                        held_b[e] = r[e];
-#pragma unroll
-                        for (int i = 0; i < MI; ++i) held_a[i][e] = af[i][e];
-                    }
-                    continue;
-                }
                 const u32 b0[2] = {r[0], r[1]}, b1[2] = {r[2], r[3]};
 #pragma unroll
                 for (int i = 0; i < MI; ++i) {
@@ -109,7 +77,6 @@ struct Gemm : GemmTiles {
     }
 
     __device__ __forceinline__ void finish(int ctid) {
-        issue_held();
         if (stored_elsewhere(ctid, *this)) return;
         each_output(ctid, [&](int row, int col, float& v) { store(row, col, v); });
     }
