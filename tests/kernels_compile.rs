@@ -290,3 +290,85 @@ fn a_uniform_register_nothing_wrote_is_named() {
         "NVRTC {nvrtc} no longer reads an unwritten uniform register here (if it is fixed, the refusal in rows/fit.rs can go): {window}"
     );
 }
+
+/// `tilepipe sass` reports the kernel's registers and spills, and they are what the cubin holds:
+/// f32's 128 x 256 tile on B [N x K] fits its 255 registers with 32-bit copy offsets, and spilled
+/// with the 64-bit ones it had before (the same kernels/ with the Step's strides put back to
+/// `long long`).
+#[test]
+#[cfg_attr(
+    not(all(nvrtc_found, disassemblers_found)),
+    ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time (CUDA_HOME, CUDA_PATH, /usr/local/cuda); .ci/run installs them"
+)]
+fn sass_reports_registers_and_spills() {
+    let (_, nvrtc) = common::nvrtc();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(root.join("kernels/."))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let gemm = dir.path().join("gemm.cu");
+    let mut text = std::fs::read_to_string(&gemm).unwrap();
+    for (from, to) in [
+        ("        int lda, ldb;", "        long long lda, ldb;"),
+        ("a + (u32)(r * lda + c)", "a + (r * lda + c)"),
+        ("b + (u32)(r * ldb + c)", "b + (r * ldb + c)"),
+        ("(int)p.lda, (int)p.ldb", "p.lda, p.ldb"),
+    ] {
+        assert!(
+            text.contains(from),
+            "kernels/gemm.cu no longer has {from:?}"
+        );
+        text = text.replace(from, to);
+    }
+    std::fs::write(&gemm, text).unwrap();
+    let sass = |kernels: Option<&std::path::Path>| {
+        let mut cmd = assert_cmd::Command::cargo_bin("tilepipe").unwrap();
+        cmd.args([
+            "sass",
+            "cpasync-cg16-s4-128x256x16-8w",
+            "--workload",
+            "gemm",
+        ])
+        .args([
+            "--dtype",
+            "f32",
+            "--layout",
+            "nk",
+            "--arch",
+            "sm_90",
+            "--no-cache",
+        ]);
+        if let Some(k) = kernels {
+            cmd.env("TILEPIPE_KERNELS", k);
+        }
+        let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+        let line = out
+            .lines()
+            .find(|l| l.starts_with("resources: "))
+            .unwrap_or_else(|| panic!("no resources line: {out}"))
+            .to_string();
+        let registers: u32 = line["resources: ".len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{line}"));
+        (registers, line)
+    };
+    let (registers, now) = sass(None);
+    assert!(
+        (200..=255).contains(&registers)
+            && now.contains(" registers a thread, 0 B stack, 0 B local,")
+            && now.ends_with("; LDL 0, STL 0"),
+        "{now}"
+    );
+    let (_, wide) = sass(Some(dir.path()));
+    assert!(
+        !wide.contains("0 B stack") && !wide.ends_with("LDL 0, STL 0"),
+        "NVRTC {nvrtc} no longer spills the 64-bit offsets' build (the test needs another spilling build): {wide}"
+    );
+}

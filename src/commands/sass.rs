@@ -1,13 +1,16 @@
 //! What `tilepipe sass VARIANT` shows, for any workload: one variant (or control) built for an
 //! architecture (the GPU's, or one named, without a GPU), its claim, the disassembler's census of
 //! the movement classes, the attestation, the workload's math, the completion protocol and the
-//! mbarrier initialisation check, beside the annotated listing.
+//! mbarrier initialisation check, the kernel's registers and local memory (spills), beside the
+//! annotated listing.
 
 use crate::Result;
 use crate::arch::Arch;
 use crate::engine::build;
+use crate::evidence::sass::Census;
 use crate::evidence::sass::{self, SassEvidence, attest, parse, protocol};
 use crate::gpu::cache::Cache;
+use crate::inspect::{input, usage};
 use crate::pipeline::Instrument;
 use crate::toolchain::Toolchain;
 use crate::workload::{Problem, Workload};
@@ -97,6 +100,10 @@ pub fn inspect<W: Workload>(
             ));
         }
     }
+    header.push_str(&format!(
+        "resources: {}\n",
+        resources(&built.cubin, &tc, entry, evidence.census.as_ref())
+    ));
     if let Some(c) = &evidence.census {
         header.push_str(&format!(
             "disassembler: {}\ncensus: {} instructions; {}\n",
@@ -123,4 +130,29 @@ pub fn inspect<W: Workload>(
         evidence,
         warnings: built.cache_warnings,
     })
+}
+
+/// The kernel's registers, stack and local memory as `cuobjdump -res-usage` reads the cubin, and
+/// its local loads and stores (spills, where the stack is not a declared array); what is unknown
+/// says why.
+fn resources(cubin: &[u8], tc: &Toolchain, entry: &str, census: Option<&Census>) -> String {
+    let read = || -> std::result::Result<usage::Usage, String> {
+        let text = sass::with_cubin_file(cubin, |path| input::res_usage(path, tc))
+            .map_err(|e| e.to_string())??;
+        usage::parse(&text)
+            .get(entry)
+            .copied()
+            .ok_or_else(|| format!("cuobjdump -res-usage names no {entry}"))
+    };
+    let spills = census.map_or_else(
+        || "LDL and STL unknown (no disassembler)".to_string(),
+        |c| format!("LDL {}, STL {}", c.count("LDL"), c.count("STL")),
+    );
+    match read() {
+        Ok(u) => format!(
+            "{} registers a thread, {} B stack, {} B local, {} B static shared; {spills}",
+            u.registers, u.stack, u.local, u.static_smem
+        ),
+        Err(why) => format!("unknown ({why}); {spills}"),
+    }
 }

@@ -44,16 +44,23 @@ pub fn disassemble(cubin: &[u8], tc: &Toolchain) -> Result<Option<(String, Strin
     if tools.is_empty() {
         return Ok(None);
     }
+    with_cubin_file(cubin, |path| first_that_works(&tools, path))?
+        .map(Some)
+        .map_err(|detail| Error::Disassembler {
+            what: "cubin".into(),
+            detail,
+        })
+}
+
+/// Calls `f` on a temporary file holding `cubin` (the CUDA tools read files), removed after.
+pub fn with_cubin_file<T>(cubin: &[u8], f: impl FnOnce(&std::path::Path) -> T) -> Result<T> {
     static SERIAL: AtomicUsize = AtomicUsize::new(0);
     let n = SERIAL.fetch_add(1, Ordering::Relaxed);
     let path = std::env::temp_dir().join(format!("tilepipe-{}-{n}.cubin", std::process::id()));
     std::fs::write(&path, cubin).map_err(|e| Error::io(&path, e))?;
-    let out = first_that_works(&tools, &path);
+    let out = f(&path);
     let _ = std::fs::remove_file(&path);
-    out.map(Some).map_err(|detail| Error::Disassembler {
-        what: "cubin".into(),
-        detail,
-    })
+    Ok(out)
 }
 
 /// Runs each (tool, arguments) on `file` until one succeeds: its name and its output, or the
