@@ -291,16 +291,17 @@ fn a_uniform_register_nothing_wrote_is_named() {
     );
 }
 
-/// `tilepipe sass` reports the kernel's registers and spills, and they are what the cubin holds:
-/// f32's 128 x 256 tile on B [N x K] fits its 255 registers with 32-bit copy offsets, and spilled
-/// with the 64-bit ones it had before (the same kernels/ with the Step's strides put back to
-/// `long long`).
+/// `tilepipe sass` reports the kernel's main loop, registers and spills, and they are what the
+/// cubin holds: f32's 128 x 256 tile on B [N x K] issues a thread's 16 x 8 outputs times 16 k,
+/// 2048 FFMA, a pass of its main loop; it fits its 255 registers with 32-bit copy offsets, and
+/// spilled with the 64-bit ones it had before (the same kernels/ with the Step's strides put
+/// back to `long long`).
 #[test]
 #[cfg_attr(
     not(all(nvrtc_found, disassemblers_found)),
     ignore = "NVRTC, the CUDA headers, nvdisasm or cuobjdump not found at build time (CUDA_HOME, CUDA_PATH, /usr/local/cuda); .ci/run installs them"
 )]
-fn sass_reports_registers_and_spills() {
+fn sass_reports_the_main_loop_registers_and_spills() {
     let (_, nvrtc) = common::nvrtc();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = tempfile::tempdir().unwrap();
@@ -347,6 +348,11 @@ fn sass_reports_registers_and_spills() {
             cmd.env("TILEPIPE_KERNELS", k);
         }
         let out = String::from_utf8(cmd.output().unwrap().stdout).unwrap();
+        assert!(
+            out.lines()
+                .any(|l| l.starts_with("main loop: ") && l.contains(": FFMA 2048, LDS 96,")),
+            "{out}"
+        );
         let line = out
             .lines()
             .find(|l| l.starts_with("resources: "))

@@ -1,14 +1,14 @@
 //! What `tilepipe sass VARIANT` shows, for any workload: one variant (or control) built for an
 //! architecture (the GPU's, or one named, without a GPU), its claim, the disassembler's census of
 //! the movement classes, the attestation, the workload's math, the completion protocol and the
-//! mbarrier initialisation check, the kernel's registers and local memory (spills), beside the
-//! annotated listing.
+//! mbarrier initialisation check, the main loop's instructions a pass, the kernel's registers and
+//! local memory (spills), beside the annotated listing.
 
 use crate::Result;
 use crate::arch::Arch;
 use crate::engine::build;
 use crate::evidence::sass::Census;
-use crate::evidence::sass::{self, SassEvidence, attest, parse, protocol};
+use crate::evidence::sass::{self, SassEvidence, attest, loops, parse, protocol};
 use crate::gpu::cache::Cache;
 use crate::inspect::{input, usage};
 use crate::pipeline::Instrument;
@@ -82,10 +82,8 @@ pub fn inspect<W: Workload>(
     if let Some(m) = w.math(&variant, p, evidence.census.as_ref(), &built.log) {
         header.push_str(&format!("math: {}\n", m.label()));
     }
-    if let Some(f) = parse::parse(&evidence.listing)
-        .iter()
-        .find(|f| f.name == entry)
-    {
+    let functions = parse::parse(&evidence.listing);
+    if let Some(f) = functions.iter().find(|f| f.name == entry) {
         for v in [
             protocol::init_published(f),
             protocol::wgmma_retired(f, protocol::mma_lag(&built.options)),
@@ -99,6 +97,13 @@ pub fn inspect<W: Workload>(
                 v.unwrap_or_else(|e| format!("HAZARD: {e}"))
             ));
         }
+    }
+    if let Some(l) = functions
+        .iter()
+        .find(|f| f.name == entry)
+        .and_then(|f| loops::main_loop(&evidence.listing, f))
+    {
+        header.push_str(&format!("main loop: {}\n", l.describe(8)));
     }
     header.push_str(&format!(
         "resources: {}\n",

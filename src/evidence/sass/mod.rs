@@ -3,6 +3,7 @@
 
 pub mod attest;
 pub mod census;
+pub mod loops;
 pub mod parse;
 pub mod protocol;
 pub mod ptxas;
