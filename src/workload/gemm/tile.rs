@@ -33,18 +33,18 @@ impl Tile {
         }
     }
 
-    /// The tuned tiles: f32 on 32-wide slices (half the barriers per flop), or warp tiles of
-    /// 64 x 64 (16 x 8 outputs a thread: 0.75 bytes of shared memory read per FFMA where 8 x 8
-    /// reads 1) on four warps, two blocks per SM, or on eight; f16/bf16 with
+    /// The tuned tiles: f32 with two blocks per SM, or 32-wide slices (half the barriers per
+    /// flop), or warp tiles of 64 x 64 (16 x 8 outputs a thread: 0.75 bytes of shared memory
+    /// read per FFMA where 8 x 8 reads 1) on four warps, two blocks per SM, or on eight; f16/bf16 with
     /// 8 warps of 64 x 32 (two blocks per SM), or 8 warps of 64 x 64 on 128 x 256 (64-wide
     /// slices). (Budgeting the family's tile for three blocks per SM spilled and ran at half its
     /// speed on the H200; the family's 4 warps on 64-wide slices ran no faster than on 32-wide
     /// ones on the H100, nor f32's 128 x 256 on 32-wide slices than on 16-wide ones: 75.9 against
-    /// 86.8 % of cuBLAS. The family's f32 tile budgeted for two blocks per SM, 128 registers a
-    /// thread, spilled (`tilepipe sass`: up to 27 STL) and was the slowest tuned f32 tile, 77.5 %.)
+    /// 86.8 % of cuBLAS.)
     pub fn tuned(dtype: DType) -> Vec<Tile> {
         match dtype {
             DType::F32 => vec![
+                Tile::new(128, 128, 16, 4, 2, 2),
                 Tile::new(128, 128, 32, 4, 2, 1),
                 Tile::new(128, 128, 16, 2, 2, 2),
                 Tile::new(128, 256, 16, 2, 4, 1),
